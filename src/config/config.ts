@@ -1,0 +1,178 @@
+import path from 'node:path';
+import { z } from 'zod';
+import type { RateLimitPolicy } from '../limiter/policy';
+import type { FailurePolicy } from '../limiter/rate-limiter';
+import type { BackendName } from '../limiter/window-store';
+import { ConfigError, type ConfigProblem } from './config-error';
+import { knobs, type KnobValues } from './knobs';
+
+export const MINUTE_MS = 60_000;
+
+/**
+ * Everything the service enforces and publishes, parsed once at boot. The
+ * limiter, the headers and the /developers page all read this one object, so
+ * what is published is what is enforced.
+ */
+export interface Config {
+  readonly port: number;
+  readonly rateLimit: {
+    readonly backend: BackendName;
+    /** The default tier first; every token's tier names one of these. */
+    readonly tiers: readonly RateLimitPolicy[];
+    readonly defaultTier: RateLimitPolicy;
+    /** Failed authentication attempts per client address. */
+    readonly authFailures: RateLimitPolicy;
+    readonly timeoutMs: number;
+    readonly failurePolicy: FailurePolicy;
+    readonly probeIntervalMs: number;
+  };
+  readonly firebase: {
+    readonly databaseUrl: string | undefined;
+    readonly databaseEmulatorHost: string | undefined;
+    readonly firestoreEmulatorHost: string | undefined;
+    readonly projectId: string | undefined;
+  };
+  readonly redis: {
+    /** A secret: never log it. Only set when the backend is redis. */
+    readonly url: string | undefined;
+    readonly keyPrefix: string;
+  };
+  readonly tokens: {
+    readonly store: 'file' | 'firestore';
+    readonly file: string;
+    readonly cacheTtlMs: number;
+  };
+  readonly http: {
+    readonly trustProxyHops: number;
+    /** Host header values accepted on /mcp; empty means any (DNS-rebinding protection off). */
+    readonly allowedHosts: readonly string[];
+    readonly maxBodyBytes: number;
+  };
+  readonly metrics: {
+    /** Separate listener for /metrics; undefined = not served. */
+    readonly port: number | undefined;
+  };
+  readonly log: {
+    readonly format: 'json' | 'pretty';
+  };
+}
+
+export interface LoadConfigOptions {
+  /** Where relative paths (TOKENS_FILE, REDIS_URL_FILE) resolve. Default process.cwd(). */
+  readonly cwd?: string;
+  /** Whether stdout is a terminal, to pick the default log format. */
+  readonly stdoutIsTty?: boolean;
+  /** Reads a secret file (REDIS_URL_FILE); injected for tests. */
+  readonly readFile?: (filePath: string) => string;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = {}): Config {
+  const problems: ConfigProblem[] = [];
+  const values = {} as Record<string, unknown>;
+  for (const [name, knob] of Object.entries(knobs)) {
+    const raw = env[name];
+    const input = raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+    const parsed = (knob.schema as z.ZodType).safeParse(input);
+    if (parsed.success) values[name] = parsed.data;
+    else problems.push({ knob: name, problem: describeIssue(parsed.error, raw), fix: knob.fix });
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const v = values as KnobValues;
+  const cwd = options.cwd ?? process.cwd();
+
+  const tiers: RateLimitPolicy[] = [
+    { name: 'default', limit: v.RATE_LIMIT_PER_MINUTE, windowMs: MINUTE_MS },
+    ...v.RATE_LIMIT_TIERS.map(({ name, perMinute }) => ({ name, limit: perMinute, windowMs: MINUTE_MS })),
+  ];
+
+  let redisUrl: string | undefined;
+  if (v.RATE_LIMIT_BACKEND === 'redis') {
+    redisUrl = v.REDIS_URL;
+    if (redisUrl === undefined && v.REDIS_URL_FILE !== undefined) {
+      try {
+        redisUrl = (options.readFile ?? defaultReadFile)(path.resolve(cwd, v.REDIS_URL_FILE)).trim();
+      } catch {
+        problems.push({
+          knob: 'REDIS_URL_FILE',
+          problem: 'the file cannot be read',
+          fix: 'point REDIS_URL_FILE at a readable file holding the Redis URL (a mounted secret), or set REDIS_URL',
+        });
+      }
+    }
+    if (redisUrl === undefined && problems.length === 0) {
+      problems.push({
+        knob: 'REDIS_URL',
+        problem: 'RATE_LIMIT_BACKEND is redis but no Redis URL is set',
+        fix: 'set REDIS_URL=redis://[:password@]host:port, or REDIS_URL_FILE to a file that holds it',
+      });
+    } else if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
+      // Never echo the value: it may carry a password.
+      problems.push({ knob: 'REDIS_URL', problem: 'not a redis:// or rediss:// URL', fix: 'use redis://[:password@]host:port[/db]' });
+    }
+  }
+
+  if (v.RATE_LIMIT_BACKEND === 'rtdb' && v.FIREBASE_DATABASE_URL === undefined) {
+    problems.push({
+      knob: 'FIREBASE_DATABASE_URL',
+      problem: 'RATE_LIMIT_BACKEND is rtdb but no database URL is set',
+      fix: 'set FIREBASE_DATABASE_URL=https://<project>-default-rtdb.firebaseio.com (or http://127.0.0.1:9000?ns=<ns> with the emulator)',
+    });
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return {
+    port: v.PORT,
+    rateLimit: {
+      backend: v.RATE_LIMIT_BACKEND,
+      tiers,
+      defaultTier: tiers[0] as RateLimitPolicy,
+      authFailures: { name: 'auth-failures', limit: v.AUTH_FAILURES_PER_MINUTE, windowMs: MINUTE_MS },
+      timeoutMs: v.RATE_LIMIT_TIMEOUT_MS,
+      failurePolicy: v.RATE_LIMIT_FAILURE_POLICY,
+      probeIntervalMs: v.RATE_LIMIT_PROBE_INTERVAL_MS,
+    },
+    firebase: {
+      databaseUrl: v.FIREBASE_DATABASE_URL,
+      databaseEmulatorHost: v.FIREBASE_DATABASE_EMULATOR_HOST,
+      firestoreEmulatorHost: v.FIRESTORE_EMULATOR_HOST,
+      projectId: v.GOOGLE_CLOUD_PROJECT,
+    },
+    redis: { url: redisUrl, keyPrefix: v.REDIS_KEY_PREFIX },
+    tokens: {
+      store: v.TOKEN_STORE,
+      file: path.resolve(cwd, v.TOKENS_FILE),
+      cacheTtlMs: v.TOKEN_CACHE_TTL_MS,
+    },
+    http: { trustProxyHops: v.TRUST_PROXY_HOPS, allowedHosts: v.ALLOWED_HOSTS, maxBodyBytes: v.MAX_BODY_BYTES },
+    metrics: { port: v.METRICS_PORT },
+    log: { format: v.LOG_FORMAT ?? (options.stdoutIsTty ? 'pretty' : 'json') },
+  };
+}
+
+/** The tier a token names, or undefined when the configuration has no such tier. */
+export function findTier(config: Config, name: string): RateLimitPolicy | undefined {
+  return config.rateLimit.tiers.find((tier) => tier.name === name);
+}
+
+/** What may be logged at boot: no secrets, no URLs with credentials. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  return {
+    port: config.port,
+    backend: config.rateLimit.backend,
+    tiers: config.rateLimit.tiers.map((t) => `${t.name}=${t.limit}/${t.windowMs / 1000}s`),
+    timeoutMs: config.rateLimit.timeoutMs,
+    failurePolicy: config.rateLimit.failurePolicy,
+    tokenStore: config.tokens.store,
+    redisUrl: config.redis.url === undefined ? undefined : '[set]',
+  };
+}
+
+function describeIssue(error: z.ZodError, raw: string | undefined): string {
+  const message = error.issues[0]?.message ?? 'invalid value';
+  return raw === undefined ? message : `${message}, got ${JSON.stringify(raw)}`;
+}
+
+function defaultReadFile(filePath: string): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('node:fs') as typeof import('node:fs')).readFileSync(filePath, 'utf8');
+}

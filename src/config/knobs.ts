@@ -1,0 +1,116 @@
+import { z } from 'zod';
+
+const positiveInt = (what: string) =>
+  z.coerce.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
+
+const port = z.coerce
+  .number({ error: 'expected a TCP port number' })
+  .int({ error: 'expected a TCP port number' })
+  .min(1, { error: 'expected a port from 1 to 65535' })
+  .max(65535, { error: 'expected a port from 1 to 65535' });
+
+const list = z
+  .string()
+  .optional()
+  .transform((s) => (s === undefined ? [] : s.split(',').map((x) => x.trim()).filter(Boolean)));
+
+/** "pro=600,partner=1200": extra tiers, each with its own per-minute limit. */
+const tiers = z
+  .string()
+  .optional()
+  .transform((s, ctx) => {
+    if (s === undefined) return [];
+    const out: { name: string; perMinute: number }[] = [];
+    for (const part of s.split(',').map((x) => x.trim()).filter(Boolean)) {
+      const m = /^([A-Za-z0-9_-]{1,32})=(\d{1,9})$/.exec(part);
+      const perMinute = m ? Number(m[2]) : 0;
+      if (!m || perMinute < 1 || m[1] === 'default' || out.some((t) => t.name === m[1])) {
+        ctx.addIssue({ code: 'custom', message: `"${part}" is not name=perMinute (unique names, not "default", limit >= 1)` });
+        return z.NEVER;
+      }
+      out.push({ name: m[1] as string, perMinute });
+    }
+    return out;
+  });
+
+interface Knob<S extends z.ZodType> {
+  readonly schema: S;
+  /** What to do about a bad value; shown verbatim in the boot error. */
+  readonly fix: string;
+}
+
+const knob = <S extends z.ZodType>(schema: S, fix: string): Knob<S> => ({ schema, fix });
+
+/**
+ * Every environment variable the service reads. README's configuration table
+ * documents the same list; a knob not here is not read.
+ */
+export const knobs = {
+  PORT: knob(port.default(8080), 'set PORT to a free port, e.g. 8080 (Cloud Run sets it for you)'),
+  RATE_LIMIT_BACKEND: knob(
+    z.enum(['memory', 'rtdb', 'redis'], { error: 'expected memory, rtdb or redis' }).default('memory'),
+    'set RATE_LIMIT_BACKEND to memory (one instance), rtdb (Firebase Realtime Database) or redis',
+  ),
+  RATE_LIMIT_PER_MINUTE: knob(
+    positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(120),
+    'set RATE_LIMIT_PER_MINUTE to a whole number of requests per minute, e.g. 120, or unset it for the default (120)',
+  ),
+  RATE_LIMIT_TIERS: knob(tiers, 'set RATE_LIMIT_TIERS to a comma list of name=perMinute, e.g. "pro=600,partner=1200"'),
+  AUTH_FAILURES_PER_MINUTE: knob(
+    positiveInt('a positive whole number of failed attempts per minute').default(10),
+    'set AUTH_FAILURES_PER_MINUTE to the failed sign-ins a client address may make per minute, e.g. 10',
+  ),
+  RATE_LIMIT_TIMEOUT_MS: knob(
+    positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms' }).default(1500),
+    'set RATE_LIMIT_TIMEOUT_MS to the shared-backend deadline in ms, e.g. 1500',
+  ),
+  RATE_LIMIT_FAILURE_POLICY: knob(
+    z.enum(['fail-open', 'fail-closed'], { error: 'expected fail-open or fail-closed' }).default('fail-open'),
+    'set RATE_LIMIT_FAILURE_POLICY to fail-open (answer from a local window) or fail-closed (refuse with 503)',
+  ),
+  RATE_LIMIT_PROBE_INTERVAL_MS: knob(
+    positiveInt('a positive whole number of milliseconds').min(100, { error: 'expected at least 100 ms' }).default(5000),
+    'set RATE_LIMIT_PROBE_INTERVAL_MS to how often a failed backend is retried during an outage, e.g. 5000',
+  ),
+  FIREBASE_DATABASE_URL: knob(
+    z.url({ error: 'expected a URL' }).optional(),
+    'set FIREBASE_DATABASE_URL to your database URL, e.g. https://my-project-default-rtdb.firebaseio.com',
+  ),
+  FIREBASE_DATABASE_EMULATOR_HOST: knob(
+    z.string().regex(/^[^:/\s]+:\d+$/, { error: 'expected host:port' }).optional(),
+    'set FIREBASE_DATABASE_EMULATOR_HOST to host:port of the emulator, e.g. 127.0.0.1:9000, or unset it',
+  ),
+  FIRESTORE_EMULATOR_HOST: knob(
+    z.string().regex(/^[^:/\s]+:\d+$/, { error: 'expected host:port' }).optional(),
+    'set FIRESTORE_EMULATOR_HOST to host:port of the emulator, e.g. 127.0.0.1:8081, or unset it',
+  ),
+  GOOGLE_CLOUD_PROJECT: knob(z.string().optional(), 'set GOOGLE_CLOUD_PROJECT to your project id'),
+  REDIS_URL: knob(z.string().optional(), 'set REDIS_URL=redis://[:password@]host:port'),
+  REDIS_URL_FILE: knob(z.string().optional(), 'set REDIS_URL_FILE to a file holding the Redis URL'),
+  REDIS_KEY_PREFIX: knob(
+    z.string().regex(/^[A-Za-z0-9:_-]{0,64}$/, { error: 'expected up to 64 characters of [A-Za-z0-9:_-]' }).default('firelimit:'),
+    'set REDIS_KEY_PREFIX to a short prefix such as "firelimit:" so deployments can share one Redis',
+  ),
+  TOKEN_STORE: knob(
+    z.enum(['file', 'firestore'], { error: 'expected file or firestore' }).default('file'),
+    'set TOKEN_STORE to file (local development) or firestore (production)',
+  ),
+  TOKENS_FILE: knob(z.string().default('.firelimit/tokens.json'), 'set TOKENS_FILE to a writable file path'),
+  TOKEN_CACHE_TTL_MS: knob(
+    positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms, so revocations take effect within a minute' }).default(30_000),
+    'set TOKEN_CACHE_TTL_MS to how long a verified token is cached, at most 60000',
+  ),
+  TRUST_PROXY_HOPS: knob(
+    z.coerce.number({ error: 'expected a whole number of proxy hops' }).int({ error: 'expected a whole number of proxy hops' }).min(0).max(10).default(1),
+    'set TRUST_PROXY_HOPS to the number of proxies in front of the service (1 on Cloud Run)',
+  ),
+  ALLOWED_HOSTS: knob(list, 'set ALLOWED_HOSTS to a comma list of Host header values, e.g. "my-svc-abc123-ew.a.run.app"'),
+  MAX_BODY_BYTES: knob(
+    positiveInt('a positive whole number of bytes').max(10_485_760, { error: 'expected at most 10485760 bytes' }).default(1_048_576),
+    'set MAX_BODY_BYTES to the largest request body accepted, e.g. 1048576',
+  ),
+  METRICS_PORT: knob(port.optional(), 'set METRICS_PORT to a port for /metrics (not the public PORT), or unset it'),
+  LOG_FORMAT: knob(z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).optional(), 'set LOG_FORMAT to json or pretty'),
+} as const;
+
+export type KnobValues = { [K in keyof typeof knobs]: z.output<(typeof knobs)[K]['schema']> };

@@ -1,0 +1,88 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Decision } from '../limiter/decision';
+import type { RateLimitPolicy } from '../limiter/policy';
+import type { RateLimiter } from '../limiter/rate-limiter';
+import { secondsUntil, setRateLimitHeaders } from './rate-limit-headers';
+
+/** How a refusal is written; the MCP route answers with a JSON-RPC error instead. */
+export type RefusalWriter = (req: Request, res: Response, decision: Decision) => void;
+
+export interface RateLimitMiddlewareOptions {
+  readonly limiter: RateLimiter;
+  /** The key to count against, e.g. the token id. Never a secret. */
+  readonly key: (req: Request, res: Response) => string;
+  /** Default: the limiter's policy. A token's tier picks its own here. */
+  readonly policy?: (req: Request, res: Response) => RateLimitPolicy;
+  /** Default 1. */
+  readonly cost?: (req: Request, res: Response) => number;
+  /** Default: `writeJsonRefusal`. */
+  readonly refuse?: RefusalWriter;
+  /** Injected time for the headers' relative seconds; default Date.now. */
+  readonly clock?: () => number;
+}
+
+/** Where the decision is left for the route handler. */
+export function decisionOf(res: Response): Decision | undefined {
+  return (res.locals as { rateLimit?: Decision }).rateLimit;
+}
+
+/**
+ * Counts each request against its key and sets the rate-limit headers on
+ * every response, allowed or not. A refusal ends the request with 429 (or 503
+ * when a fail-closed backend is down); an allowed request continues with the
+ * decision in `res.locals.rateLimit`.
+ */
+export function createRateLimitMiddleware(options: RateLimitMiddlewareOptions): RequestHandler {
+  const refuse = options.refuse ?? writeJsonRefusal;
+  const clock = options.clock ?? Date.now;
+  return async function rateLimit(req: Request, res: Response, next: NextFunction): Promise<void> {
+    let decision: Decision;
+    try {
+      decision = await options.limiter.consume(options.key(req, res), {
+        policy: options.policy?.(req, res),
+        cost: options.cost?.(req, res),
+      });
+    } catch (error) {
+      next(error);
+      return;
+    }
+    (res.locals as { rateLimit?: Decision }).rateLimit = decision;
+    setRateLimitHeaders(res, decision, clock());
+    if (decision.allowed) {
+      next();
+      return;
+    }
+    refuse(req, res, decision);
+  };
+}
+
+/** HTTP status for a refusal: 503 when the backend is down and the policy is fail-closed, else 429. */
+export function refusalStatus(decision: Decision): 429 | 503 {
+  return decision.reason === 'backend_unavailable' ? 503 : 429;
+}
+
+/** A plain-language body a person or a script can act on. */
+export function refusalBody(decision: Decision): Record<string, unknown> {
+  const retryAfterSeconds = secondsUntil(decision.retryAfterMs);
+  if (decision.reason === 'backend_unavailable') {
+    return {
+      error: 'backend_unavailable',
+      reason: decision.reason,
+      message: `The rate-limit backend is unavailable and this service refuses requests it cannot count. Retry after ${retryAfterSeconds} s.`,
+      retryAfterSeconds,
+    };
+  }
+  return {
+    error: 'rate_limited',
+    reason: decision.reason,
+    message: `Rate limit of ${decision.limit} requests per ${Math.round(decision.windowMs / 1000)} s exceeded. Retry after ${retryAfterSeconds} s.`,
+    limit: decision.limit,
+    windowSeconds: Math.round(decision.windowMs / 1000),
+    retryAfterSeconds,
+    resetAt: new Date(decision.resetAtMs).toISOString(),
+  };
+}
+
+export function writeJsonRefusal(_req: Request, res: Response, decision: Decision): void {
+  res.status(refusalStatus(decision)).json(refusalBody(decision));
+}

@@ -1,0 +1,62 @@
+import type { WindowDecision } from '../decision';
+import type { RateLimitPolicy } from '../policy';
+
+/**
+ * The stored state of one key: the number of the window it counts and the
+ * cost spent in it. windowNumber = floor(nowMs / windowMs), so every instance
+ * agrees on window boundaries without talking to each other.
+ */
+export interface FixedWindowState {
+  readonly windowNumber: number;
+  readonly count: number;
+}
+
+export interface FixedWindowResult {
+  readonly decision: WindowDecision;
+  /**
+   * The state to store, or null when nothing needs writing (a refusal or a
+   * cost-0 read), so stores can abort their transaction instead of writing.
+   */
+  readonly next: FixedWindowState | null;
+}
+
+export function windowNumberAt(nowMs: number, windowMs: number): number {
+  return Math.floor(nowMs / windowMs);
+}
+
+/**
+ * The fixed-window decision, pure: no clock, no I/O. Stores run it inside
+ * their atomic primitive (RTDB transaction, Redis Lua, a Map).
+ *
+ * Refused calls do not count, so a client that keeps retrying during a refusal
+ * does not push its own reset further away.
+ *
+ * A caller whose clock is behind the one that last wrote (stored window newer
+ * than its own) counts against the stored window instead of opening an older
+ * one: a lagging clock must never mint a fresh budget.
+ *
+ * `cost` 0 reads the window without spending anything (a status query).
+ */
+export function decideFixedWindow(
+  state: FixedWindowState | null,
+  nowMs: number,
+  policy: Pick<RateLimitPolicy, 'limit' | 'windowMs'>,
+  cost: number,
+): FixedWindowResult {
+  const ownWindow = windowNumberAt(nowMs, policy.windowMs);
+  const windowNumber = state !== null && state.windowNumber > ownWindow ? state.windowNumber : ownWindow;
+  const spent = state !== null && state.windowNumber === windowNumber ? state.count : 0;
+  const resetAtMs = (windowNumber + 1) * policy.windowMs;
+  const allowed = spent + cost <= policy.limit;
+  const count = allowed ? spent + cost : spent;
+
+  const decision: WindowDecision = {
+    allowed,
+    limit: policy.limit,
+    remaining: Math.max(0, policy.limit - count),
+    resetAtMs,
+    retryAfterMs: allowed ? 0 : resetAtMs - nowMs,
+  };
+  const next = allowed && cost > 0 ? { windowNumber, count } : null;
+  return { decision, next };
+}

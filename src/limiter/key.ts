@@ -1,0 +1,38 @@
+/** Stable code so callers can tell a bad key from a backend failure without reading messages. */
+export const INVALID_KEY = 'ERR_FIRELIMIT_INVALID_KEY';
+
+export class InvalidKeyError extends Error {
+  readonly code = INVALID_KEY;
+  override readonly name = 'InvalidKeyError';
+}
+
+/** RTDB's own ceiling for a path segment is 768 bytes; we stay well inside it. */
+export const MAX_KEY_BYTES = 512;
+
+// RTDB forbids . $ # [ ] / and ASCII control characters in a path segment.
+const FORBIDDEN = /[.$#[\]/\u0000-\u001f\u007f]/;
+
+/**
+ * Every backend accepts exactly the keys RTDB accepts, so moving between
+ * backends never changes which keys work. Rejected keys are never written.
+ * Callers with addresses or emails encode them first (see `encodeKeyPart`).
+ */
+export function assertValidKey(key: string): void {
+  if (typeof key !== 'string' || key.length === 0) {
+    throw new InvalidKeyError('rate-limit key must be a non-empty string');
+  }
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
+    throw new InvalidKeyError(`rate-limit key is longer than ${MAX_KEY_BYTES} bytes`);
+  }
+  const bad = FORBIDDEN.exec(key);
+  if (bad !== null) {
+    throw new InvalidKeyError(
+      `rate-limit key contains ${JSON.stringify(bad[0])}, which Realtime Database forbids in a key (. $ # [ ] / and control characters)`,
+    );
+  }
+}
+
+/** Makes any string safe as (part of) a key, reversibly: percent-encodes the forbidden characters and '%'. */
+export function encodeKeyPart(value: string): string {
+  return value.replace(/[%.$#[\]/\u0000-\u001f\u007f]/g, (ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
+}

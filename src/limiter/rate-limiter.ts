@@ -1,0 +1,146 @@
+import type { Logger } from '../logging/logger';
+import { decideFixedWindow } from './algorithms/fixed-window';
+import type { BackendGuard } from './backend-guard';
+import type { Decision, WindowDecision } from './decision';
+import { assertValidKey } from './key';
+import { assertValidCost, assertValidPolicy, type RateLimitPolicy } from './policy';
+import { MemoryWindowStore } from './stores/memory-store';
+import type { BackendName, WindowStore } from './window-store';
+
+export type FailurePolicy = 'fail-open' | 'fail-closed';
+
+export interface ConsumeOptions {
+  /** Units this call spends. Default 1; 0 reads the window without spending. */
+  readonly cost?: number;
+  /** Overrides the limiter's default policy for this call (a token's tier). */
+  readonly policy?: RateLimitPolicy;
+}
+
+export interface RateLimiter {
+  readonly backend: BackendName;
+  /** The default policy, the one published for the default tier. */
+  readonly policy: RateLimitPolicy;
+  readonly failurePolicy: FailurePolicy;
+  consume(key: string, options?: ConsumeOptions): Promise<Decision>;
+  close(): Promise<void>;
+}
+
+export interface LimiterParts {
+  readonly store: WindowStore;
+  readonly guard: BackendGuard;
+  readonly policy: RateLimitPolicy;
+  readonly failurePolicy: FailurePolicy;
+  readonly clock: () => number;
+  readonly logger: Logger;
+  /** Retry-After for a fail-closed refusal when the guard gives none. Default 1000. */
+  readonly unavailableRetryAfterMs?: number;
+}
+
+/** Bound on the over-limit cache; past it, expired entries are swept before adding. */
+const MAX_BLOCKED_KEYS = 100_000;
+
+/**
+ * Runs decisions against one store and answers from this instance's own
+ * window when a shared store fails (fail-open) or refuses (fail-closed).
+ *
+ * A key refused by the shared store stays refused here until its window ends,
+ * without another round trip: an over-limit client costs no database write
+ * for the rest of its window.
+ */
+export class WindowRateLimiter implements RateLimiter {
+  readonly backend: BackendName;
+  readonly policy: RateLimitPolicy;
+  readonly failurePolicy: FailurePolicy;
+
+  private readonly local = new MemoryWindowStore();
+  private readonly blockedUntilMs = new Map<string, number>();
+
+  constructor(private readonly parts: LimiterParts) {
+    assertValidPolicy(parts.policy);
+    this.backend = parts.store.backend;
+    this.policy = parts.policy;
+    this.failurePolicy = parts.failurePolicy;
+  }
+
+  async consume(key: string, options: ConsumeOptions = {}): Promise<Decision> {
+    const cost = options.cost ?? 1;
+    const policy = options.policy ?? this.policy;
+    assertValidKey(key);
+    assertValidCost(cost);
+    if (policy !== this.policy) assertValidPolicy(policy);
+    const nowMs = this.parts.clock();
+    const { store } = this.parts;
+
+    if (!store.shared) {
+      return withSource(await store.consume(key, nowMs, policy, cost), policy, false);
+    }
+
+    const blockKey = `${policy.name}:${policy.limit}:${policy.windowMs}:${key}`;
+    const blockedUntilMs = this.blockedUntilMs.get(blockKey);
+    if (blockedUntilMs !== undefined) {
+      if (nowMs < blockedUntilMs && cost > 0) return refusedUntil(blockedUntilMs, nowMs, policy);
+      if (nowMs >= blockedUntilMs) this.blockedUntilMs.delete(blockKey);
+    }
+
+    const result = await this.parts.guard.run(() => store.consume(key, nowMs, policy, cost));
+    if (result.ok) {
+      if (!result.value.allowed && cost > 0) this.block(blockKey, result.value.resetAtMs, nowMs);
+      return withSource(result.value, policy, true);
+    }
+    if (this.failurePolicy === 'fail-closed') {
+      const retryAfterMs = result.retryAfterMs ?? this.parts.unavailableRetryAfterMs ?? 1000;
+      return {
+        allowed: false,
+        limit: policy.limit,
+        remaining: 0,
+        resetAtMs: nowMs + retryAfterMs,
+        retryAfterMs,
+        shared: false,
+        reason: 'backend_unavailable',
+        policyName: policy.name,
+        windowMs: policy.windowMs,
+      };
+    }
+    const local = this.local.consumeSync(key, nowMs, policy, cost);
+    return { ...withSource(local, policy, false), reason: local.allowed ? 'local_fallback' : 'limit' };
+  }
+
+  async close(): Promise<void> {
+    await this.parts.store.close();
+    await this.local.close();
+    this.blockedUntilMs.clear();
+  }
+
+  private block(blockKey: string, untilMs: number, nowMs: number): void {
+    if (this.blockedUntilMs.size >= MAX_BLOCKED_KEYS) {
+      for (const [k, until] of this.blockedUntilMs) if (until <= nowMs) this.blockedUntilMs.delete(k);
+      // Still full of live blocks: forget the oldest; the store will refuse it again anyway.
+      if (this.blockedUntilMs.size >= MAX_BLOCKED_KEYS) {
+        const oldest = this.blockedUntilMs.keys().next();
+        if (!oldest.done) this.blockedUntilMs.delete(oldest.value);
+      }
+    }
+    this.blockedUntilMs.set(blockKey, untilMs);
+  }
+}
+
+function withSource(decision: WindowDecision, policy: RateLimitPolicy, shared: boolean): Decision {
+  return {
+    ...decision,
+    shared,
+    reason: decision.allowed ? 'within_limit' : 'limit',
+    policyName: policy.name,
+    windowMs: policy.windowMs,
+  };
+}
+
+function refusedUntil(resetAtMs: number, nowMs: number, policy: RateLimitPolicy): Decision {
+  // Same answer the store gave for this window, without asking it again.
+  const { decision } = decideFixedWindow(
+    { windowNumber: Math.floor((resetAtMs - 1) / policy.windowMs), count: policy.limit },
+    nowMs,
+    policy,
+    1,
+  );
+  return withSource(decision, policy, true);
+}

@@ -1,0 +1,16 @@
+import type { WindowDecision } from './decision';
+import type { RateLimitPolicy } from './policy';
+
+export type BackendName = 'memory' | 'rtdb' | 'redis';
+
+/**
+ * A place where windows live. A store only makes the pure decision atomic for
+ * one key; it never decides anything itself and never reads the clock.
+ */
+export interface WindowStore {
+  readonly backend: BackendName;
+  /** True when every instance sees the same counters (rtdb, redis); false for memory. */
+  readonly shared: boolean;
+  consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision>;
+  close(): Promise<void>;
+}
