@@ -10,6 +10,7 @@ export class InvalidKeyError extends Error {
 export const MAX_KEY_BYTES = 512;
 
 // RTDB forbids . $ # [ ] / and ASCII control characters in a path segment.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what we reject
 const FORBIDDEN = /[.$#[\]/\u0000-\u001f\u007f]/;
 
 /**
@@ -34,5 +35,6 @@ export function assertValidKey(key: string): void {
 
 /** Makes any string safe as (part of) a key, reversibly: percent-encodes the forbidden characters and '%'. */
 export function encodeKeyPart(value: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what we encode
   return value.replace(/[%.$#[\]/\u0000-\u001f\u007f]/g, (ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
 }
