@@ -1,0 +1,48 @@
+import { DataTree, splitPath, type Json } from './data-tree';
+import { RulesEvaluator, wrapRules } from './rules';
+
+/** Who a connection acts as: the admin bypasses rules, everyone else is checked. */
+export interface Identity {
+  admin: boolean;
+  auth: object | null;
+}
+
+export const ADMIN: Identity = { admin: true, auth: null };
+export const ANONYMOUS: Identity = { admin: false, auth: null };
+
+/** A connection's side of change fan-out. */
+export interface ChangeListener {
+  notify(base: string[], changes: Map<string, Json>, merge: boolean): void;
+}
+
+/** One database (RTDB namespace): its data, its rules, its live connections. */
+export class Namespace {
+  readonly tree = new DataTree();
+  version = 0;
+  readonly connections = new Set<ChangeListener>();
+  evaluator: RulesEvaluator;
+
+  constructor(rules: object | undefined) {
+    this.evaluator = new RulesEvaluator(wrapRules(rules));
+  }
+
+  setRules(rules: object): void {
+    this.evaluator = new RulesEvaluator(wrapRules(rules));
+  }
+
+  check(who: Identity, op: 'read' | 'write' | 'update', rawPath: string, value?: unknown, now = Date.now()) {
+    if (who.admin) return { allowed: true, info: '' };
+    const { tree, version, evaluator } = this;
+    const path = `/${splitPath(rawPath).join('/')}`;
+    if (op === 'read') return evaluator.canRead(tree.root, version, who.auth, path);
+    if (op === 'write') return evaluator.canWrite(tree.root, version, who.auth, path, value as Json, now);
+    return evaluator.canUpdate(tree.root, version, who.auth, path, value as Record<string, Json>, now);
+  }
+
+  /** Applies writes at `base`+each key, then tells every listening connection once. */
+  apply(base: string[], changes: Map<string, Json>, merge: boolean): void {
+    for (const [rel, value] of changes) this.tree.set([...base, ...splitPath(rel)], value);
+    this.version++;
+    for (const connection of this.connections) connection.notify(base, changes, merge);
+  }
+}
