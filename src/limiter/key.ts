@@ -6,6 +6,8 @@ export class InvalidKeyError extends Error {
   override readonly name = 'InvalidKeyError';
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /** RTDB's own ceiling for a path segment is 768 bytes; we stay well inside it. */
 export const MAX_KEY_BYTES = 512;
 
@@ -25,6 +27,10 @@ export function assertValidKey(key: string): void {
   if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
     throw new InvalidKeyError(`rate-limit key is longer than ${MAX_KEY_BYTES} bytes`);
   }
+  if (LONE_SURROGATE.test(key)) {
+    // A lone surrogate becomes U+FFFD in UTF-8, so two different keys would share one counter.
+    throw new InvalidKeyError('rate-limit key is not well-formed Unicode (it has a lone surrogate)');
+  }
   const bad = FORBIDDEN.exec(key);
   if (bad !== null) {
     throw new InvalidKeyError(
@@ -33,8 +39,17 @@ export function assertValidKey(key: string): void {
   }
 }
 
-/** Makes any string safe as (part of) a key, reversibly: percent-encodes the forbidden characters and '%'. */
+/**
+ * Makes any string safe as (part of) a key, reversibly: percent-encodes the
+ * forbidden characters and '%' as %XX, and lone surrogates as %uXXXX.
+ */
 export function encodeKeyPart(value: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what we encode
-  return value.replace(/[%.$#[\]/\u0000-\u001f\u007f]/g, (ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
+  return value.replace(ENCODED, (ch) =>
+    ch.length === 1 && ch.charCodeAt(0) >= 0xd800 && ch.charCodeAt(0) <= 0xdfff
+      ? `%u${ch.charCodeAt(0).toString(16).toUpperCase()}`
+      : `%${ch.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`,
+  );
 }
+
+// eslint-disable-next-line no-control-regex -- control characters are exactly what we encode
+const ENCODED = /[%.$#[\]/\u0000-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;

@@ -59,6 +59,8 @@ export class MemoryWindowStore implements WindowStore {
       this.previous = this.current;
     }
     this.current = new Map();
-    this.generationStartMs = nowMs;
+    // Aligned to window boundaries, so the two generations span at most the
+    // last two windows even when traffic starts mid-window.
+    this.generationStartMs = Math.floor(nowMs / this.rotationMs) * this.rotationMs;
   }
 }

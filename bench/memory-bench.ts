@@ -1,0 +1,120 @@
+import os from 'node:os';
+import { MemoryStore } from 'express-rate-limit';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { createRateLimiter } from '../src/limiter/create-rate-limiter';
+import type { RateLimitPolicy } from '../src/limiter/policy';
+import { MemoryWindowStore } from '../src/limiter/stores/memory-store';
+import { median, percentile, printTable, type BenchTable } from './bench-table';
+
+/**
+ * Cost of one in-process decision, per call, for our memory store and full
+ * limiter against a bare Map and the two libraries people would otherwise
+ * reach for. Candidates run in interleaved blocks in the same process so that
+ * CPU frequency, GC and JIT drift hit every row alike.
+ */
+
+const KEY_COUNT = 1_000;
+const ROUNDS = 10;
+const CALLS_PER_ROUND = 2_000;
+const WARMUP_CALLS = 20_000;
+const WINDOW_MS = 60_000;
+
+/** High enough that every decision is allowed: we time the common path, not refusals. */
+const POLICY: RateLimitPolicy = { name: 'bench', limit: 1_000_000_000, windowMs: WINDOW_MS };
+
+interface Candidate {
+  readonly name: string;
+  /** Returns a promise only for async APIs; the harness awaits it inside the timed region. */
+  readonly call: (key: string) => unknown;
+  readonly async: boolean;
+  /** Rows shown for diagnosis only, not part of the comparison the issue asks for. */
+  readonly diagnostic?: boolean;
+}
+
+async function buildCandidates(): Promise<Candidate[]> {
+  const map = new Map<string, number>();
+  const express = new MemoryStore();
+  express.init({ windowMs: WINDOW_MS } as Parameters<MemoryStore['init']>[0]);
+  const flexible = new RateLimiterMemory({ points: POLICY.limit, duration: WINDOW_MS / 1000 });
+  const store = new MemoryWindowStore();
+  const syncStore = new MemoryWindowStore();
+  const limiter = await createRateLimiter({ backend: 'memory', policy: POLICY });
+  return [
+    { name: 'empty (timer overhead)', call: () => undefined, async: false, diagnostic: true },
+    { name: 'Map get+set', call: (k) => map.set(k, (map.get(k) ?? 0) + 1), async: false },
+    { name: 'express-rate-limit MemoryStore.increment', call: (k) => express.increment(k), async: true },
+    { name: 'rate-limiter-flexible RateLimiterMemory.consume', call: (k) => flexible.consume(k), async: true },
+    { name: 'MemoryWindowStore.consume', call: (k) => store.consume(k, Date.now(), POLICY, 1), async: true },
+    {
+      name: 'MemoryWindowStore.consumeSync (no promise)',
+      call: (k) => syncStore.consumeSync(k, Date.now(), POLICY, 1),
+      async: false,
+      diagnostic: true,
+    },
+    { name: 'createRateLimiter(memory).consume', call: (k) => limiter.consume(k), async: true },
+  ];
+}
+
+async function timeBlock(candidate: Candidate, keys: string[], offset: number, calls: number, out: number[] | null): Promise<void> {
+  const { call } = candidate;
+  for (let i = 0; i < calls; i++) {
+    const key = keys[(offset + i) % keys.length] as string;
+    const t0 = process.hrtime.bigint();
+    if (candidate.async) await call(key);
+    else call(key);
+    const t1 = process.hrtime.bigint();
+    if (out !== null) out.push(Number(t1 - t0));
+  }
+}
+
+function us(ns: number): number {
+  return ns / 1000;
+}
+
+export async function runMemoryBench(): Promise<BenchTable> {
+  const keys = Array.from({ length: KEY_COUNT }, (_, i) => `tok_${i.toString(36).padStart(6, '0')}`);
+  const candidates = await buildCandidates();
+  const samples = new Map<string, number[]>(candidates.map((c) => [c.name, []]));
+
+  for (const candidate of candidates) await timeBlock(candidate, keys, 0, WARMUP_CALLS, null);
+
+  for (let round = 0; round < ROUNDS; round++) {
+    // Rotate the order each round so no candidate always runs right after another's garbage.
+    for (let j = 0; j < candidates.length; j++) {
+      const candidate = candidates[(round + j) % candidates.length] as Candidate;
+      await timeBlock(candidate, keys, round * CALLS_PER_ROUND, CALLS_PER_ROUND, samples.get(candidate.name) ?? null);
+    }
+  }
+
+  const stats = candidates.map((c) => {
+    const sorted = [...(samples.get(c.name) ?? [])].sort((a, b) => a - b);
+    return { c, p50: median(sorted), p99: percentile(sorted, 99), n: sorted.length };
+  });
+  const mapP50 = stats.find((s) => s.c.name === 'Map get+set')?.p50 ?? Number.NaN;
+  const erlP50 = stats.find((s) => s.c.name.startsWith('express-rate-limit'))?.p50 ?? Number.NaN;
+
+  return {
+    title: `In-process decision cost (${ROUNDS} rounds x ${CALLS_PER_ROUND} calls over ${KEY_COUNT} keys, interleaved)`,
+    columns: ['implementation', 'p50 µs', 'p99 µs', 'x Map (p50)', 'x express-rate-limit (p50)', 'samples'],
+    rows: stats.map((s) => [
+      s.c.diagnostic === true ? `(${s.c.name})` : s.c.name,
+      us(s.p50),
+      us(s.p99),
+      s.p50 / mapP50,
+      s.p50 / erlP50,
+      s.n,
+    ]),
+    notes: [
+      'per-call wall time from process.hrtime.bigint around each call (await included for async APIs); the timer itself costs the "empty" row',
+      `rows in parentheses are diagnostics, not candidates; warm-up ${WARMUP_CALLS} calls each; node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown cpu'}`,
+      'issue target: MemoryWindowStore.consume p50 at or below express-rate-limit MemoryStore.increment',
+    ],
+  };
+}
+
+if (require.main === module) {
+  runMemoryBench().then(printTable, (error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}

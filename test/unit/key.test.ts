@@ -1,0 +1,120 @@
+import fc from 'fast-check';
+import { assertValidKey, encodeKeyPart, INVALID_KEY, InvalidKeyError, MAX_KEY_BYTES } from '../../src/limiter/key';
+
+/** The inverse of encodeKeyPart, written here so the test does not trust the code under test. */
+function decodeKeyPart(encoded: string): string {
+  return encoded.replace(/%u([0-9A-F]{4})|%([0-9A-F]{2})/g, (_, wide: string | undefined, hex: string | undefined) =>
+    String.fromCharCode(Number.parseInt((wide ?? hex) as string, 16)),
+  );
+}
+
+function rejection(key: unknown): InvalidKeyError | undefined {
+  try {
+    assertValidKey(key as string);
+    return undefined;
+  } catch (error) {
+    if (error instanceof InvalidKeyError) return error;
+    throw error;
+  }
+}
+
+describe('assertValidKey', () => {
+  it.each([
+    { name: 'a token id', key: 'tok_01HZX3K9Q2' },
+    { name: 'a single character', key: 'a' },
+    { name: 'colons, dashes, @ and spaces', key: 'signin:user@example com-1' },
+    { name: 'an already percent-encoded part', key: 'ip%2E10%2E0%2E0%2E1' },
+    { name: 'non-ASCII letters', key: 'jörg-日本' },
+    { name: 'an emoji (surrogate pair)', key: 'k🔑' },
+    { name: `exactly ${MAX_KEY_BYTES} bytes`, key: 'x'.repeat(MAX_KEY_BYTES) },
+    { name: `${MAX_KEY_BYTES} bytes of two-byte characters`, key: 'é'.repeat(MAX_KEY_BYTES / 2) },
+  ])('accepts $name', ({ key }) => {
+    expect(rejection(key)).toBeUndefined();
+  });
+
+  it.each([
+    { name: 'the empty string', key: '' },
+    { name: 'a non-string (number)', key: 42 },
+    { name: 'undefined', key: undefined },
+    { name: 'a dot (an IP address)', key: '10.0.0.1' },
+    { name: 'a dollar sign', key: 'a$b' },
+    { name: 'a hash', key: 'a#b' },
+    { name: 'an opening bracket', key: 'a[b' },
+    { name: 'a closing bracket', key: 'a]b' },
+    { name: 'a slash (would address a child path)', key: 'tok/../other' },
+    { name: 'a NUL byte', key: 'a\u0000b' },
+    { name: 'a newline', key: 'a\nb' },
+    { name: 'unit separator U+001F', key: 'a\u001fb' },
+    { name: 'DEL U+007F', key: 'a\u007fb' },
+    { name: `one byte more than ${MAX_KEY_BYTES}`, key: 'x'.repeat(MAX_KEY_BYTES + 1) },
+    { name: `${MAX_KEY_BYTES / 2 + 1} two-byte characters (short in UTF-16, long in bytes)`, key: 'é'.repeat(MAX_KEY_BYTES / 2 + 1) },
+  ])('rejects $name with InvalidKeyError carrying code ERR_FIRELIMIT_INVALID_KEY', ({ key }) => {
+    const error = rejection(key);
+    expect(error).toBeInstanceOf(InvalidKeyError);
+    expect(error?.code).toBe(INVALID_KEY);
+    expect(error?.name).toBe('InvalidKeyError');
+  });
+
+  it('names the offending character in the message', () => {
+    expect(() => assertValidKey('a.b')).toThrow(/"\."/);
+  });
+});
+
+describe('encodeKeyPart', () => {
+  it.each([
+    { name: 'an IPv4 address', input: '10.0.0.1', encoded: '10%2E0%2E0%2E1' },
+    { name: 'an email', input: 'a.b@example.com', encoded: 'a%2Eb@example%2Ecom' },
+    { name: 'a percent sign (so decoding is unambiguous)', input: '100%', encoded: '100%25' },
+    { name: 'every forbidden character', input: '.$#[]/', encoded: '%2E%24%23%5B%5D%2F' },
+    { name: 'control characters', input: '\u0000\n\u007f', encoded: '%00%0A%7F' },
+    { name: 'a safe string, unchanged', input: 'tok_abc-123:x', encoded: 'tok_abc-123:x' },
+    { name: 'a lone surrogate (it would collide with U+FFFD in UTF-8)', input: 'a\ud800b', encoded: 'a%uD800b' },
+  ])('encodes $name', ({ input, encoded }) => {
+    expect(encodeKeyPart(input)).toBe(encoded);
+  });
+
+  // Any UTF-16 code unit, so forbidden characters, '%', and things that look like escapes all occur.
+  const anyText = fc.string({
+    unit: fc.oneof(
+      fc.constantFrom('.', '$', '#', '[', ']', '/', '%', '%2E', '%25', '\u0000', '\u001f', '\u007f', 'A'),
+      fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+    ),
+    maxLength: 60,
+  });
+
+  it('round-trips: decoding the encoding gives back the input', () => {
+    fc.assert(
+      fc.property(anyText, (input) => {
+        expect(decodeKeyPart(encodeKeyPart(input))).toBe(input);
+      }),
+    );
+  });
+
+  it('is injective: different inputs never encode to the same key', () => {
+    fc.assert(
+      fc.property(anyText, anyText, (a, b) => {
+        fc.pre(a !== b);
+        expect(encodeKeyPart(a)).not.toBe(encodeKeyPart(b));
+      }),
+    );
+  });
+
+  it('output of a non-empty input always passes assertValidKey (when within the byte limit)', () => {
+    fc.assert(
+      fc.property(anyText, (input) => {
+        fc.pre(input.length > 0);
+        const encoded = encodeKeyPart(input);
+        fc.pre(Buffer.byteLength(encoded, 'utf8') <= MAX_KEY_BYTES);
+        expect(() => assertValidKey(encoded)).not.toThrow();
+      }),
+    );
+  });
+
+  it('output passes assertValidKey when used as part of a prefixed key', () => {
+    fc.assert(
+      fc.property(anyText, (input) => {
+        expect(() => assertValidKey(`signin:${encodeKeyPart(input)}`)).not.toThrow();
+      }),
+    );
+  });
+});
