@@ -1,8 +1,11 @@
 import type { Logger } from '../logging/logger';
 import type { BackendName } from './window-store';
 
-/** Why a shared-backend call was not used. */
-export type BackendFailureCause = 'timeout' | 'error';
+/**
+ * Why a shared-backend call was not used. `outage`: not sent at all, because
+ * the backend is in an outage and this call was not the probe.
+ */
+export type BackendFailureCause = 'timeout' | 'error' | 'outage';
 
 export type GuardedResult<T> =
   | { readonly ok: true; readonly value: T }
@@ -30,6 +33,12 @@ export interface DeadlineGuardOptions {
   readonly logger: Logger;
 }
 
+/**
+ * Deadline only, one log line per failed call: for tests and tools that want
+ * every call to reach the store. The service uses OutageGuard, the default in
+ * createRateLimiter, which logs once per outage and stops waiting on a broken
+ * backend.
+ */
 export class DeadlineGuard implements BackendGuard {
   constructor(private readonly options: DeadlineGuardOptions) {}
 
@@ -58,7 +67,8 @@ export async function withDeadline<T>(call: () => Promise<T>, timeoutMs: number)
     timer = setTimeout(() => resolve({ ok: false, cause: 'timeout' }), timeoutMs);
     timer.unref();
   });
-  const attempt = call().then(
+  // Through then(): a store that throws synchronously is a failure like any other, not a crash.
+  const attempt = Promise.resolve().then(call).then(
     (value): GuardedResult<T> => ({ ok: true, value }),
     (error: unknown): GuardedResult<T> => ({ ok: false, cause: 'error', error }),
   );

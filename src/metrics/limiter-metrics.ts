@@ -1,0 +1,145 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Decision } from '../limiter/decision';
+import type { BackendName } from '../limiter/window-store';
+
+export interface LimiterMetricsOptions {
+  /** Where the series live. Default: a fresh Registry of its own (never prom-client's global one). */
+  readonly registry?: Registry;
+  /** Also collect prom-client's default process metrics (CPU, memory, event loop), prefixed firelimit_. Default false. */
+  readonly processMetrics?: boolean;
+}
+
+type DecisionResult = 'allowed' | 'limited' | 'unavailable';
+
+/**
+ * Backend call latency, from well under a millisecond (memory, Redis on
+ * loopback) to the 1.5 s default deadline and a little past it.
+ */
+export const BACKEND_CALL_BUCKETS_SECONDS: readonly number[] = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2,
+];
+
+interface BackendSeries {
+  readonly outages: Counter.Internal;
+  readonly refusals: Counter.Internal;
+  readonly duration: Histogram.Internal<'backend'>;
+  readonly active: Gauge.Internal<'backend'>;
+}
+
+/**
+ * The limiter's Prometheus series, in a registry of their own so tests and
+ * several limiters in one process never collide on prom-client's global one.
+ *
+ * Recording is on the request path, so labelled children are looked up once
+ * and cached; a decision costs one array index and one increment.
+ */
+export class LimiterMetrics {
+  readonly registry: Registry;
+
+  private readonly decisions: Counter<'result' | 'source'>;
+  private readonly outages: Counter<'backend'>;
+  private readonly refusals: Counter<'backend'>;
+  private readonly duration: Histogram<'backend'>;
+  private readonly active: Gauge<'backend'>;
+  /** Indexed by resultIndex * 2 + (shared ? 0 : 1). */
+  private readonly decisionChildren: Counter.Internal[];
+  private readonly byBackend = new Map<BackendName, BackendSeries>();
+
+  constructor(options: LimiterMetricsOptions = {}) {
+    this.registry = options.registry ?? new Registry();
+    const registers = [this.registry];
+    this.decisions = new Counter({
+      name: 'firelimit_decisions_total',
+      help: 'Rate-limit decisions by result (allowed, limited, unavailable = refused because the backend is down) and by where they were made (shared backend or this instance).',
+      labelNames: ['result', 'source'],
+      registers,
+    });
+    this.outages = new Counter({
+      name: 'firelimit_backend_outages_total',
+      help: 'Outages of the shared rate-limit backend: each one opened by a failed or slow call and closed by a successful probe.',
+      labelNames: ['backend'],
+      registers,
+    });
+    this.refusals = new Counter({
+      name: 'firelimit_outage_refusals_total',
+      help: 'Requests refused with 503 because the shared backend was unavailable and the failure policy is fail-closed.',
+      labelNames: ['backend'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'firelimit_backend_call_duration_seconds',
+      help: 'Time spent waiting on one shared-backend call, up to the deadline (calls not sent during an outage are not observed).',
+      labelNames: ['backend'],
+      buckets: [...BACKEND_CALL_BUCKETS_SECONDS],
+      registers,
+    });
+    this.active = new Gauge({
+      name: 'firelimit_backend_outage_active',
+      help: '1 while the shared backend is in an outage (decisions answered by the failure policy), else 0.',
+      labelNames: ['backend'],
+      registers,
+    });
+    const results: DecisionResult[] = ['allowed', 'limited', 'unavailable'];
+    this.decisionChildren = results.flatMap((result) => [
+      this.decisions.labels({ result, source: 'shared' }),
+      this.decisions.labels({ result, source: 'local' }),
+    ]);
+    // Exported at 0 from the start: rate() over a series that appears mid-outage misses its first increment.
+    for (const child of this.decisionChildren) child.inc(0);
+    if (options.processMetrics === true) collectDefaultMetrics({ register: this.registry, prefix: 'firelimit_' });
+  }
+
+  /** Once per decision the limiter returns. */
+  recordDecision(backend: BackendName, decision: Decision): void {
+    const source = decision.shared ? 0 : 1;
+    if (decision.allowed) {
+      this.decisionChildren[source]?.inc();
+    } else if (decision.reason === 'backend_unavailable') {
+      this.decisionChildren[4 + source]?.inc();
+      this.series(backend).refusals.inc();
+    } else {
+      this.decisionChildren[2 + source]?.inc();
+    }
+  }
+
+  observeBackendCall(backend: BackendName, durationSeconds: number): void {
+    this.series(backend).duration.observe(durationSeconds);
+  }
+
+  outageStarted(backend: BackendName): void {
+    const series = this.series(backend);
+    series.outages.inc();
+    series.active.set(1);
+  }
+
+  /** Also called when a guard is made, so the gauge reads 0 (not absent) before any outage. */
+  outageEnded(backend: BackendName): void {
+    this.series(backend).active.set(0);
+  }
+
+  /** The Prometheus text exposition, as /metrics serves it. */
+  scrape(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private series(backend: BackendName): BackendSeries {
+    let series = this.byBackend.get(backend);
+    if (series === undefined) {
+      // Created on first use with every counter at 0, so rate() and alerts see the series before the first outage.
+      series = {
+        outages: this.outages.labels({ backend }),
+        refusals: this.refusals.labels({ backend }),
+        duration: this.duration.labels({ backend }),
+        active: this.active.labels({ backend }),
+      };
+      series.outages.inc(0);
+      series.refusals.inc(0);
+      this.byBackend.set(backend, series);
+    }
+    return series;
+  }
+}

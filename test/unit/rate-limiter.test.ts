@@ -1,0 +1,236 @@
+import { DeadlineGuard } from '../../src/limiter/backend-guard';
+import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
+import type { WindowDecision } from '../../src/limiter/decision';
+import { InvalidKeyError } from '../../src/limiter/key';
+import type { RateLimitPolicy } from '../../src/limiter/policy';
+import { WindowRateLimiter, type FailurePolicy } from '../../src/limiter/rate-limiter';
+import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
+import type { WindowStore } from '../../src/limiter/window-store';
+import { silentLogger } from '../../src/logging/logger';
+
+const W = 60_000;
+const policy: RateLimitPolicy = { name: 'default', limit: 3, windowMs: W };
+const TIMEOUT_MS = 1_500;
+
+type Mode = 'ok' | 'reject' | 'hang' | 'throw-sync';
+
+/**
+ * A shared-looking store whose behaviour the test sets: 'ok' decides with
+ * MemoryWindowStore's logic, 'reject' fails, 'hang' never answers. Counts calls.
+ */
+class ProgrammableStore implements WindowStore {
+  readonly backend = 'rtdb' as const;
+  readonly shared = true;
+  mode: Mode = 'ok';
+  calls = 0;
+  private readonly counters = new MemoryWindowStore();
+
+  consume(key: string, nowMs: number, p: RateLimitPolicy, cost: number): Promise<WindowDecision> {
+    this.calls++;
+    switch (this.mode) {
+      case 'ok':
+        return this.counters.consume(key, nowMs, p, cost);
+      case 'reject':
+        return Promise.reject(Object.assign(new Error('connect to redis://:pw@host failed'), { code: 'ECONNREFUSED' }));
+      case 'hang':
+        return new Promise<never>(() => undefined);
+      case 'throw-sync':
+        throw new Error('synchronous failure');
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.counters.close();
+  }
+}
+
+function setup(options: { failurePolicy?: FailurePolicy; mode?: Mode; unavailableRetryAfterMs?: number } = {}) {
+  const store = new ProgrammableStore();
+  store.mode = options.mode ?? 'ok';
+  const clock = { nowMs: 100 * W + 10_000 };
+  const limiter = new WindowRateLimiter({
+    store,
+    guard: new DeadlineGuard({ backend: store.backend, timeoutMs: TIMEOUT_MS, logger: silentLogger }),
+    policy,
+    failurePolicy: options.failurePolicy ?? 'fail-open',
+    clock: () => clock.nowMs,
+    logger: silentLogger,
+    ...(options.unavailableRetryAfterMs === undefined ? {} : { unavailableRetryAfterMs: options.unavailableRetryAfterMs }),
+  });
+  return { store, clock, limiter };
+}
+
+afterEach(() => {
+  jest.useRealTimers();
+});
+
+describe('WindowRateLimiter with a shared store', () => {
+  it('answers from the shared store: shared true, within_limit until the limit, then limit', async () => {
+    const { limiter, clock } = setup();
+    const reasons = [];
+    for (let i = 0; i < 4; i++) reasons.push(await limiter.consume('tok_a'));
+    expect(reasons.map((d) => [d.allowed, d.shared, d.reason, d.remaining])).toEqual([
+      [true, true, 'within_limit', 2],
+      [true, true, 'within_limit', 1],
+      [true, true, 'within_limit', 0],
+      [false, true, 'limit', 0],
+    ]);
+    expect(reasons[3]).toMatchObject({ policyName: 'default', windowMs: W, limit: 3, resetAtMs: 101 * W, retryAfterMs: 101 * W - clock.nowMs });
+  });
+
+  it('after a shared refusal, answers the rest of the window without calling the store, then asks the store again', async () => {
+    const { limiter, store, clock } = setup();
+    await limiter.consume('tok_a', { cost: 3 });
+    const refused = await limiter.consume('tok_a');
+    expect(refused).toMatchObject({ allowed: false, reason: 'limit' });
+    const callsAfterRefusal = store.calls;
+
+    clock.nowMs += 20_000;
+    const cached = await limiter.consume('tok_a');
+    clock.nowMs = 101 * W - 1;
+    const lastMs = await limiter.consume('tok_a', { cost: 2 });
+    expect(store.calls).toBe(callsAfterRefusal);
+    expect(cached).toMatchObject({ allowed: false, shared: true, reason: 'limit', remaining: 0, resetAtMs: 101 * W, retryAfterMs: 101 * W - (100 * W + 30_000) });
+    expect(lastMs).toMatchObject({ allowed: false, reason: 'limit', retryAfterMs: 1 });
+
+    clock.nowMs = 101 * W;
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: true, reason: 'within_limit', remaining: 2 });
+    expect(store.calls).toBe(callsAfterRefusal + 1);
+  });
+
+  it('never blocks a cost-0 read with the over-limit cache: it reaches the store and is allowed', async () => {
+    const { limiter, store } = setup();
+    await limiter.consume('tok_a', { cost: 3 });
+    await limiter.consume('tok_a');
+    const before = store.calls;
+    expect(await limiter.consume('tok_a', { cost: 0 })).toMatchObject({ allowed: true, shared: true, remaining: 0, reason: 'within_limit' });
+    expect(store.calls).toBe(before + 1);
+  });
+
+  it('keeps the over-limit cache per policy: a key refused under one tier is not refused under another', async () => {
+    const { limiter } = setup();
+    await limiter.consume('tok_a', { cost: 3 });
+    await limiter.consume('tok_a');
+    const pro: RateLimitPolicy = { name: 'pro', limit: 10, windowMs: W };
+    expect(await limiter.consume('tok_a', { policy: pro })).toMatchObject({ allowed: true, policyName: 'pro', limit: 10 });
+  });
+
+  it('does not block smaller calls after a refusal that only exceeded the remaining budget', async () => {
+    const { limiter } = setup();
+    const five: RateLimitPolicy = { name: 'five', limit: 5, windowMs: W };
+    await limiter.consume('tok_a', { cost: 3, policy: five });
+    expect(await limiter.consume('tok_a', { cost: 3, policy: five })).toMatchObject({ allowed: false, remaining: 2 });
+    expect(await limiter.consume('tok_a', { cost: 1, policy: five })).toMatchObject({ allowed: true, remaining: 1 });
+  });
+});
+
+describe('WindowRateLimiter when the shared store fails', () => {
+  it('fail-open answers from the local window (shared false, local_fallback) and still enforces the limit locally', async () => {
+    const { limiter, clock } = setup({ mode: 'reject' });
+    const decisions = [];
+    for (let i = 0; i < 4; i++) decisions.push(await limiter.consume('tok_a'));
+    expect(decisions.map((d) => [d.allowed, d.shared, d.reason, d.remaining])).toEqual([
+      [true, false, 'local_fallback', 2],
+      [true, false, 'local_fallback', 1],
+      [true, false, 'local_fallback', 0],
+      [false, false, 'limit', 0],
+    ]);
+    expect(decisions[3]?.retryAfterMs).toBe(101 * W - clock.nowMs);
+  });
+
+  it('fail-closed refuses with backend_unavailable and a positive Retry-After', async () => {
+    const { limiter } = setup({ mode: 'reject', failurePolicy: 'fail-closed' });
+    const decision = await limiter.consume('tok_a');
+    expect(decision).toMatchObject({ allowed: false, shared: false, reason: 'backend_unavailable', limit: 3, remaining: 0 });
+    expect(decision.retryAfterMs).toBeGreaterThan(0);
+    expect(decision.resetAtMs - decision.retryAfterMs).toBe(100 * W + 10_000);
+  });
+
+  it('fail-closed uses the configured unavailableRetryAfterMs', async () => {
+    const { limiter } = setup({ mode: 'reject', failurePolicy: 'fail-closed', unavailableRetryAfterMs: 5_000 });
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: false, retryAfterMs: 5_000 });
+  });
+
+  it.each([
+    { failurePolicy: 'fail-open' as const, expected: { allowed: true, shared: false, reason: 'local_fallback' } },
+    { failurePolicy: 'fail-closed' as const, expected: { allowed: false, shared: false, reason: 'backend_unavailable' } },
+  ])('$failurePolicy answers a hanging store exactly at the deadline', async ({ failurePolicy, expected }) => {
+    jest.useFakeTimers();
+    const { limiter } = setup({ mode: 'hang', failurePolicy });
+    let decision: unknown;
+    void limiter.consume('tok_a').then((d) => (decision = d));
+    await jest.advanceTimersByTimeAsync(TIMEOUT_MS - 1);
+    expect(decision).toBeUndefined();
+    await jest.advanceTimersByTimeAsync(1);
+    expect(decision).toMatchObject(expected);
+  });
+
+  it('goes back to shared decisions when the store recovers', async () => {
+    const { limiter, store } = setup({ mode: 'reject' });
+    expect(await limiter.consume('tok_a')).toMatchObject({ shared: false });
+    store.mode = 'ok';
+    expect(await limiter.consume('tok_a')).toMatchObject({ shared: true, reason: 'within_limit' });
+  });
+
+  it('fail-open answers from the local window when the store throws synchronously', async () => {
+    const { limiter } = setup({ mode: 'throw-sync' });
+    await expect(limiter.consume('tok_a')).resolves.toMatchObject({ allowed: true, reason: 'local_fallback' });
+  });
+});
+
+describe('WindowRateLimiter input validation', () => {
+  it.each([{ key: '' }, { key: '10.0.0.1' }, { key: 'a/b' }, { key: 'x'.repeat(513) }])(
+    'rejects key $key with InvalidKeyError before the store is called',
+    async ({ key }) => {
+      const { limiter, store } = setup();
+      await expect(limiter.consume(key)).rejects.toBeInstanceOf(InvalidKeyError);
+      expect(store.calls).toBe(0);
+    },
+  );
+
+  it.each([{ cost: -1 }, { cost: 1.5 }, { cost: Number.NaN }, { cost: Number.POSITIVE_INFINITY }])(
+    'rejects cost $cost with RangeError before the store is called',
+    async ({ cost }) => {
+      const { limiter, store } = setup();
+      await expect(limiter.consume('tok_a', { cost })).rejects.toBeInstanceOf(RangeError);
+      expect(store.calls).toBe(0);
+    },
+  );
+
+  it.each([
+    { name: 'a zero limit', bad: { name: 'x', limit: 0, windowMs: W } },
+    { name: 'a fractional limit', bad: { name: 'x', limit: 1.5, windowMs: W } },
+    { name: 'a window under one second', bad: { name: 'x', limit: 1, windowMs: 999 } },
+    { name: 'a name with a space', bad: { name: 'a b', limit: 1, windowMs: W } },
+  ])('rejects a per-call policy with $name with RangeError before the store is called', async ({ bad }) => {
+    const { limiter, store } = setup();
+    await expect(limiter.consume('tok_a', { policy: bad })).rejects.toBeInstanceOf(RangeError);
+    expect(store.calls).toBe(0);
+  });
+
+  it('refuses to be built with an invalid default policy', () => {
+    const store = new ProgrammableStore();
+    const guard = new DeadlineGuard({ backend: 'rtdb', timeoutMs: 1, logger: silentLogger });
+    const parts = { store, guard, failurePolicy: 'fail-open' as const, clock: () => 0, logger: silentLogger };
+    expect(() => new WindowRateLimiter({ ...parts, policy: { name: 'x', limit: -1, windowMs: W } })).toThrow(RangeError);
+  });
+});
+
+describe('createRateLimiter memory backend', () => {
+  it('answers from this instance only: shared false, within_limit then limit', async () => {
+    let nowMs = 5 * W;
+    const limiter = await createRateLimiter({ backend: 'memory', policy, clock: () => nowMs });
+    expect(limiter.backend).toBe('memory');
+    const decisions = [];
+    for (let i = 0; i < 4; i++) decisions.push(await limiter.consume('tok_a'));
+    expect(decisions.map((d) => [d.allowed, d.shared, d.reason])).toEqual([
+      [true, false, 'within_limit'],
+      [true, false, 'within_limit'],
+      [true, false, 'within_limit'],
+      [false, false, 'limit'],
+    ]);
+    nowMs = 6 * W;
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, remaining: 2 });
+    await limiter.close();
+  });
+});
