@@ -1,0 +1,104 @@
+import type { Request, RequestHandler } from 'express';
+import type { Config } from '../config/config';
+import { developersFacts } from './developers-facts';
+import {
+  examplesSection,
+  headersSection,
+  refusalSection,
+  sharingSection,
+  summarySection,
+  tokenSection,
+} from './developers-sections';
+import { DEVELOPERS_CSS, DEVELOPERS_CSS_HASH } from './developers-styles';
+import { html, raw } from './html';
+
+export interface DevelopersPageOptions {
+  /** Origin the examples call, e.g. "https://svc-abc-ew.a.run.app"; escaped, never trusted. */
+  readonly baseUrl: string;
+  /** Instant for the example header values; default a fixed example instant, so rendering is pure. */
+  readonly nowMs?: number;
+}
+
+/**
+ * The /developers page: every figure comes from `config`, the object the
+ * limiter enforces, so the page cannot drift from what is enforced. No
+ * JavaScript: it must read the same in any browser, script or not.
+ */
+export function renderDevelopersPage(config: Config, options: DevelopersPageOptions): string {
+  const f = developersFacts(config, options.baseUrl, options.nowMs);
+  const d = f.defaultTier;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Developers: limits, headers and examples</title>
+<meta name="description" content="${`Each API token may make ${d.limit} requests per ${d.windowSeconds} seconds. Headers, 429 handling and examples.`}">
+<style>${raw(DEVELOPERS_CSS)}</style>
+</head>
+<body>
+<main>
+<header>
+<h1>Using this MCP service</h1>
+<p class="lede">Limits, headers and examples for <code>${f.mcpUrl}</code>. The figures on this page are read from
+the configuration the service is enforcing right now.</p>
+<nav aria-label="Sections"><ul>
+<li><a href="#limits">Limits</a></li><li><a href="#sharing">Instances</a></li><li><a href="#headers">Headers</a></li>
+<li><a href="#429">429 and back-off</a></li><li><a href="#tokens">Tokens</a></li><li><a href="#examples">Examples</a></li>
+</ul></nav>
+</header>
+${summarySection(f)}
+${sharingSection(f)}
+${headersSection(f)}
+${refusalSection(f)}
+${tokenSection(f)}
+${examplesSection(f)}
+<footer><p>Liveness: <code>GET ${f.baseUrl}/healthz</code>. Endpoint: <code>POST ${f.mcpUrl}</code>.</p></footer>
+</main>
+</body>
+</html>
+`.value;
+}
+
+// A Host header is "name[:port]" or "[ipv6][:port]"; anything else is not echoed into examples.
+const HOST_PATTERN = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/**
+ * The origin a visitor reached us at, for copy-pasteable examples. Cloud Run
+ * terminates TLS in front of us, so X-Forwarded-Proto says https while the
+ * socket says http; only the first hop's value is used.
+ */
+export function baseUrlOf(req: Request, config: Config): string {
+  const forwarded = req.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
+  const protocol = forwarded === 'http' || forwarded === 'https' ? forwarded : req.protocol === 'https' ? 'https' : 'http';
+  const host = req.get('host');
+  return `${protocol}://${host !== undefined && HOST_PATTERN.test(host) ? host : `localhost:${config.port}`}`;
+}
+
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  `style-src '${DEVELOPERS_CSS_HASH}'`,
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** GET /developers. */
+export function createDevelopersHandler(config: Config): RequestHandler {
+  return function developersPage(req, res): void {
+    const page = renderDevelopersPage(config, { baseUrl: baseUrlOf(req, config), nowMs: Date.now() });
+    res
+      .status(200)
+      .set({
+        'Content-Type': 'text/html; charset=utf-8',
+        // The page has no script at all; this keeps it that way even if a value slipped through escaping.
+        'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+        'X-Content-Type-Options': 'nosniff',
+        'Referrer-Policy': 'no-referrer',
+        // The examples echo the Host the visitor used.
+        Vary: 'Host, X-Forwarded-Proto',
+        'Cache-Control': 'no-cache',
+      })
+      .send(page);
+  };
+}

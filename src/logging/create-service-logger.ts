@@ -1,0 +1,23 @@
+import type { Writable } from 'node:stream';
+import type { Config } from '../config/config';
+import { createCloudLogSink } from './cloud-log-sink';
+import { createLogger, type Logger } from './logger';
+import { createPrettyLogSink } from './pretty-log-sink';
+
+export interface ServiceLoggerOptions {
+  /** Default process.stdout. */
+  readonly output?: Writable;
+}
+
+/**
+ * The service's logger: JSON for Cloud Logging, or one readable line per
+ * entry in a terminal (`config.log.format`, from LOG_FORMAT or whether stdout
+ * is a TTY). Both sinks redact secrets before writing.
+ */
+export function createServiceLogger(config: Pick<Config, 'log' | 'firebase'>, options: ServiceLoggerOptions = {}): Logger {
+  const sink =
+    config.log.format === 'pretty'
+      ? createPrettyLogSink({ output: options.output })
+      : createCloudLogSink({ projectId: config.firebase.projectId, output: options.output });
+  return createLogger(sink);
+}

@@ -1,0 +1,113 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Decision } from '../limiter/decision';
+import type { LogFields, Logger } from './logger';
+import { isSensitiveKey } from './redact';
+import { traceContextFromHeaders } from './trace-context';
+
+export interface RequestLogOptions {
+  /** Qualifies trace ids (`projects/P/traces/T`); config.firebase.projectId. */
+  readonly projectId?: string;
+  /** The public id of the caller's token; default `res.locals.token?.id`, set by the auth middleware. */
+  readonly tokenIdOf?: (res: Response) => string | undefined;
+}
+
+/**
+ * One entry per request, written when the response has been sent (or the
+ * client went away): the request in Cloud Logging's httpRequest shape, its
+ * trace, the token id and the rate-limit decision. Every `shared: false`
+ * decision is therefore in the logs with its reason.
+ *
+ * Severity: WARNING when the decision was degraded by the shared backend
+ * (`local_fallback`, `backend_unavailable`); ERROR for other 5xx; INFO
+ * otherwise, including 429s (the client's limit, not our fault) and the
+ * memory backend's ordinary `shared: false` (that is how it always counts).
+ *
+ * Never logged: headers (Authorization), request bodies, query values of
+ * sensitive-looking parameters.
+ */
+export function createRequestLogMiddleware(logger: Logger, options: RequestLogOptions = {}): RequestHandler {
+  const tokenIdOf = options.tokenIdOf ?? defaultTokenId;
+  return function requestLog(req: Request, res: Response, next: NextFunction): void {
+    const started = process.hrtime.bigint();
+    let written = false;
+    const write = (aborted: boolean): void => {
+      if (written) return;
+      written = true;
+      const latencyNs = process.hrtime.bigint() - started;
+      const decision = (res.locals as { rateLimit?: Decision }).rateLimit;
+      const path = safeRequestUrl(req.originalUrl ?? req.url);
+      const fields: LogFields = {
+        event: 'http.request',
+        httpRequest: httpRequestOf(req, res, path, latencyNs),
+        ...traceContextFromHeaders(req.headers, options.projectId),
+        tokenId: tokenIdOf(res),
+        rateLimit: decision === undefined ? undefined : decisionFields(decision),
+        aborted: aborted || undefined,
+      };
+      const message = `${req.method} ${path} ${aborted && !res.headersSent ? 'aborted' : res.statusCode}`;
+      const severity = severityOf(res.statusCode, decision);
+      if (severity === 'WARNING') logger.warn(message, fields);
+      else if (severity === 'ERROR') logger.error(message, fields);
+      else logger.info(message, fields);
+    };
+    res.once('finish', () => write(false));
+    // 'close' without 'finish': the client hung up before the response was complete.
+    res.once('close', () => write(!res.writableFinished));
+    next();
+  };
+}
+
+function defaultTokenId(res: Response): string | undefined {
+  const id = (res.locals as { token?: { id?: unknown } }).token?.id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/** What shows in the logs of a decision; `shared` and `reason` are the point of logging it. */
+export function decisionFields(decision: Decision): LogFields {
+  return {
+    allowed: decision.allowed,
+    limit: decision.limit,
+    remaining: decision.remaining,
+    shared: decision.shared,
+    reason: decision.reason,
+    policy: decision.policyName,
+  };
+}
+
+export function severityOf(status: number, decision: Decision | undefined): 'INFO' | 'WARNING' | 'ERROR' {
+  if (decision?.reason === 'local_fallback' || decision?.reason === 'backend_unavailable') return 'WARNING';
+  return status >= 500 ? 'ERROR' : 'INFO';
+}
+
+/**
+ * The path and the harmless part of the query. Parameters named like a
+ * credential (token, key, secret, ...) are dropped: some clients put a token
+ * in the URL when they cannot set a header.
+ */
+export function safeRequestUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const params = new URLSearchParams(url.slice(q + 1));
+  const kept = new URLSearchParams();
+  for (const [key, value] of params) if (!isSensitiveKey(key)) kept.append(key, value);
+  const query = kept.toString();
+  return query === '' ? url.slice(0, q) : `${url.slice(0, q)}?${query}`;
+}
+
+function httpRequestOf(req: Request, res: Response, requestUrl: string, latencyNs: bigint): LogFields {
+  const responseSize = res.getHeader('content-length');
+  const requestSize = req.headers['content-length'];
+  return {
+    requestMethod: req.method,
+    requestUrl,
+    status: res.statusCode,
+    // Cloud Logging reads a duration from stdout JSON as a string in seconds.
+    latency: `${(Number(latencyNs) / 1e9).toFixed(6)}s`,
+    userAgent: req.get('user-agent'),
+    // Express's req.ip honours `trust proxy`, so on Cloud Run this is the client, not Google's front end.
+    remoteIp: req.ip,
+    responseSize: responseSize === undefined ? undefined : String(responseSize),
+    requestSize: requestSize === undefined ? undefined : String(requestSize),
+    protocol: `HTTP/${req.httpVersion}`,
+  };
+}

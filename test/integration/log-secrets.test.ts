@@ -1,0 +1,185 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import express from 'express';
+import request from 'supertest';
+import { loadConfig } from '../../src/config/config';
+import { createApp } from '../../src/http/create-app';
+import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
+import { OutageGuard } from '../../src/limiter/outage-guard';
+import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
+import type { WindowStore } from '../../src/limiter/window-store';
+import { createServiceLogger } from '../../src/logging/create-service-logger';
+import type { Logger } from '../../src/logging/logger';
+import { createRequestLogMiddleware } from '../../src/logging/request-log-middleware';
+import { hashSecret } from '../../src/tokens/token-secret';
+import { buildRealAuth } from '../support/real-auth';
+
+const ACCEPT = 'application/json, text/event-stream';
+const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'rate_limit_status', arguments: {} } });
+
+/** A JSON log line, as far as these tests read it. */
+interface LoggedEntry {
+  readonly severity?: string;
+  readonly message?: string;
+  readonly event?: string;
+  readonly tokenId?: string;
+  readonly httpRequest?: { readonly requestUrl?: string; readonly status?: number; readonly latency?: string };
+  readonly rateLimit?: { readonly shared?: boolean; readonly reason?: string };
+  readonly [key: string]: unknown;
+}
+
+/** The service logger in JSON mode writing to a stream the test reads: exactly what Cloud Run would receive. */
+function capturedServiceLogger(): { logger: Logger; text: () => string; entries: () => LoggedEntry[] } {
+  const stream = new PassThrough();
+  const chunks: string[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
+  const logger = createServiceLogger({ log: { format: 'json' }, firebase: { projectId: 'demo-firelimit' } as never }, { output: stream });
+  const text = (): string => chunks.join('');
+  const entries = (): LoggedEntry[] =>
+    text()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as LoggedEntry);
+  return { logger, text, entries };
+}
+
+/** Everything that must never appear in a log line for this secret. */
+function expectNoSecrets(text: string, secret: string): void {
+  expect(text).not.toContain(secret);
+  expect(text).not.toContain(hashSecret(secret));
+  expect(text).not.toContain(`Bearer ${secret}`);
+  expect(text.toLowerCase()).not.toContain('authorization');
+  // Not even a prefix long enough to narrow a search.
+  expect(text).not.toContain(secret.slice(0, 12));
+}
+
+test('the request log of a bare app holds the request and its trace but no Authorization header, secret or hash', async () => {
+  const secret = `flk_SECRETVALUE${'x'.repeat(32)}`;
+  const captured = capturedServiceLogger();
+  const app = express();
+  app.use(createRequestLogMiddleware(captured.logger, { projectId: 'demo-firelimit' }));
+  app.use(express.json());
+  app.post('/echo', (req, res) => {
+    res.json({ got: Object.keys(req.body as object) });
+  });
+
+  await request(app)
+    .post(`/echo?token=${secret}&page=2`)
+    .set('Authorization', `Bearer ${secret}`)
+    .set('traceparent', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')
+    .send({ token: secret, password: 'hunter2' })
+    .expect(200);
+  await request(app).get('/nothing').set('Authorization', `Bearer ${secret}`).set('X-Cloud-Trace-Context', '0af7651916cd43dd8448eb211c80319c/7;o=1');
+
+  expectNoSecrets(captured.text(), secret);
+  const requests = captured.entries().filter((e) => e.event === 'http.request');
+  expect(requests).toHaveLength(2);
+  expect(requests[0]).toMatchObject({
+    severity: 'INFO',
+    message: 'POST /echo?page=2 200',
+    httpRequest: { requestMethod: 'POST', requestUrl: '/echo?page=2', status: 200 },
+    'logging.googleapis.com/trace': 'projects/demo-firelimit/traces/4bf92f3577b34da6a3ce929d0e0e4736',
+  });
+  expect(requests[0]?.httpRequest?.latency).toMatch(/^\d+\.\d{6}s$/);
+  expect(requests[1]).toMatchObject({
+    httpRequest: { status: 404 },
+    'logging.googleapis.com/trace': 'projects/demo-firelimit/traces/0af7651916cd43dd8448eb211c80319c',
+  });
+});
+
+describe('the real app with the file token store', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'firelimit-log-secrets-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('logs every decision with token id and shared:false, the 429 too, and never the secret', async () => {
+    const config = loadConfig({ RATE_LIMIT_PER_MINUTE: '2', TOKENS_FILE: path.join(dir, 'tokens.json'), LOG_FORMAT: 'json' });
+    const captured = capturedServiceLogger();
+    const auth = await buildRealAuth(config, captured.logger);
+    const limiter = await createRateLimiter({ backend: 'memory', policy: config.rateLimit.defaultTier, logger: captured.logger });
+    const app = createApp({
+      config,
+      limiter,
+      logger: captured.logger,
+      authMiddleware: auth.authMiddleware,
+      requestLogger: createRequestLogMiddleware(captured.logger, { projectId: 'demo-firelimit' }),
+    });
+    try {
+      const { secret, token } = await auth.tokens.create({ name: 'log test' });
+      const post = (bearer: string, id: number) =>
+        request(app).post('/mcp').set('Accept', ACCEPT).set('Content-Type', 'application/json').set('Authorization', `Bearer ${bearer}`).send(call(id));
+      expect((await post(secret, 1)).status).toBe(200);
+      expect((await post(secret, 2)).status).toBe(200);
+      expect((await post(secret, 3)).status).toBe(429);
+      // A wrong secret one character off, and a malformed one: both 401, both logged without their value.
+      const wrong = `${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
+      expect((await post(wrong, 4)).status).toBe(401);
+      expect((await post('not-a-token', 5)).status).toBe(401);
+
+      expectNoSecrets(captured.text(), secret);
+      expectNoSecrets(captured.text(), wrong);
+      const requests = captured.entries().filter((e) => e.event === 'http.request' && e.httpRequest?.requestUrl === '/mcp');
+      expect(requests.map((e) => e.httpRequest?.status)).toEqual([200, 200, 429, 401, 401]);
+      // The memory backend counts per instance: every decision says so, at INFO (it is not an outage).
+      expect(requests.slice(0, 3).map((e) => [e.severity, e.tokenId, e.rateLimit])).toEqual([
+        ['INFO', token.id, { allowed: true, limit: 2, remaining: 1, shared: false, reason: 'within_limit', policy: 'default' }],
+        ['INFO', token.id, { allowed: true, limit: 2, remaining: 0, shared: false, reason: 'within_limit', policy: 'default' }],
+        ['INFO', token.id, { allowed: false, limit: 2, remaining: 0, shared: false, reason: 'limit', policy: 'default' }],
+      ]);
+      // No decision on a 401: nothing unauthenticated reached the per-token limiter.
+      expect(requests.slice(3).map((e) => [e.tokenId, e.rateLimit])).toEqual([
+        [undefined, undefined],
+        [undefined, undefined],
+      ]);
+    } finally {
+      await limiter.close();
+      await auth.close();
+    }
+  });
+
+  test('logs a fail-open answer from the local window as a WARNING with shared:false and its reason', async () => {
+    const config = loadConfig({ RATE_LIMIT_PER_MINUTE: '5', TOKENS_FILE: path.join(dir, 'tokens-outage.json') });
+    const captured = capturedServiceLogger();
+    const auth = await buildRealAuth(config, captured.logger);
+    // A shared store that is down, with an error text quoting credentials, as real client errors sometimes do.
+    const downStore: WindowStore = {
+      backend: 'redis',
+      shared: true,
+      consume: () => Promise.reject(new Error('connect ECONNREFUSED redis://:hunter2@cache:6379')),
+      close: async () => undefined,
+    };
+    const limiter = new WindowRateLimiter({
+      store: downStore,
+      guard: new OutageGuard({ backend: 'redis', timeoutMs: 200, probeIntervalMs: 60_000, logger: captured.logger }),
+      policy: config.rateLimit.defaultTier,
+      failurePolicy: 'fail-open',
+      clock: Date.now,
+      logger: captured.logger,
+    });
+    const app = createApp({
+      config,
+      limiter,
+      logger: captured.logger,
+      authMiddleware: auth.authMiddleware,
+      requestLogger: createRequestLogMiddleware(captured.logger),
+    });
+    try {
+      const { secret, token } = await auth.tokens.create({ name: 'outage test' });
+      for (let id = 1; id <= 2; id++) {
+        const res = await request(app).post('/mcp').set('Accept', ACCEPT).set('Content-Type', 'application/json').set('Authorization', `Bearer ${secret}`).send(call(id));
+        expect(res.status).toBe(200);
+      }
+      expectNoSecrets(captured.text(), secret);
+      expect(captured.text()).not.toContain('hunter2');
+      const requests = captured.entries().filter((e) => e.event === 'http.request');
+      expect(requests.map((e) => [e.severity, e.tokenId, e.rateLimit?.shared, e.rateLimit?.reason])).toEqual([
+        ['WARNING', token.id, false, 'local_fallback'],
+        ['WARNING', token.id, false, 'local_fallback'],
+      ]);
+    } finally {
+      await limiter.close();
+      await auth.close();
+    }
+  });
+});

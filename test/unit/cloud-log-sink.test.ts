@@ -1,0 +1,149 @@
+import { PassThrough } from 'node:stream';
+import { createCloudLogSink } from '../../src/logging/cloud-log-sink';
+import { createServiceLogger } from '../../src/logging/create-service-logger';
+import { createLogger } from '../../src/logging/logger';
+import { createPrettyLogSink } from '../../src/logging/pretty-log-sink';
+import { redactFields, redactText } from '../../src/logging/redact';
+import { traceContextFromHeaders } from '../../src/logging/trace-context';
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+
+function capture(): { stream: PassThrough; text: () => string; entries: () => Record<string, unknown>[] } {
+  const stream = new PassThrough();
+  const chunks: string[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
+  const text = (): string => chunks.join('');
+  // LogSync adds one diagnostic entry per process (the library's instrumentation record); it has no message.
+  const entries = (): Record<string, unknown>[] =>
+    text()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => entry.message !== undefined);
+  return { stream, text, entries };
+}
+
+describe('createCloudLogSink', () => {
+  it('writes one parseable JSON line per entry with severity, message and fields at the top level', () => {
+    const out = capture();
+    const logger = createLogger(createCloudLogSink({ output: out.stream }));
+    logger.info('limiter ready', { backend: 'rtdb' });
+    logger.warn('shared backend unavailable; answering from local windows', { backend: 'rtdb', timeoutMs: 1500 });
+    logger.error('boom');
+    for (const line of out.text().split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
+    const entries = out.entries();
+    expect(entries.map((e) => [e.severity, e.message])).toEqual([
+      ['INFO', 'limiter ready'],
+      ['WARNING', 'shared backend unavailable; answering from local windows'],
+      ['ERROR', 'boom'],
+    ]);
+    expect(entries[0]).toMatchObject({ backend: 'rtdb' });
+    expect(entries[1]).toMatchObject({ timeoutMs: 1500 });
+  });
+
+  it('puts httpRequest where Cloud Logging reads it and correlates the trace with the project', () => {
+    const out = capture();
+    const sink = createCloudLogSink({ output: out.stream, projectId: 'demo-project' });
+    const trace = traceContextFromHeaders({ traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01` });
+    sink('INFO', 'POST /mcp 200', {
+      httpRequest: { requestMethod: 'POST', requestUrl: '/mcp', status: 200, latency: '0.004000s' },
+      ...trace,
+    });
+    const [entry] = out.entries();
+    expect(entry).toMatchObject({
+      severity: 'INFO',
+      httpRequest: { requestMethod: 'POST', requestUrl: '/mcp', status: 200, latency: '0.004000s' },
+      'logging.googleapis.com/trace': `projects/demo-project/traces/${TRACE_ID}`,
+      'logging.googleapis.com/spanId': '00f067aa0ba902b7',
+      'logging.googleapis.com/trace_sampled': true,
+    });
+  });
+
+  it('takes the trace from X-Cloud-Trace-Context when there is no traceparent, converting the decimal span', () => {
+    const out = capture();
+    const sink = createCloudLogSink({ output: out.stream, projectId: 'demo-project' });
+    sink('INFO', 'GET /healthz 200', { ...traceContextFromHeaders({ 'x-cloud-trace-context': `${TRACE_ID}/1;o=1` }) });
+    expect(out.entries()[0]).toMatchObject({
+      'logging.googleapis.com/trace': `projects/demo-project/traces/${TRACE_ID}`,
+      'logging.googleapis.com/spanId': '0000000000000001',
+      'logging.googleapis.com/trace_sampled': true,
+    });
+  });
+
+  it('never writes secrets, hashes, Authorization values or credentials in URLs', () => {
+    const out = capture();
+    const secret = `flk_${'A'.repeat(43)}`;
+    const hash = 'ab'.repeat(32);
+    const sink = createCloudLogSink({ output: out.stream });
+    sink('ERROR', `request with Bearer ${secret} failed against redis://:hunter2@cache:6379`, {
+      authorization: `Bearer ${secret}`,
+      headers: { Authorization: `Bearer ${secret}`, cookie: 'sid=1' },
+      secretHash: hash,
+      note: `hash was ${hash}`,
+      password: 'hunter2',
+      tokenId: 'tok_0123456789abcdef',
+      error: new Error(`connect to redis://user:hunter2@cache failed for ${secret}`),
+    });
+    const text = out.text();
+    for (const leaked of [secret, hash, 'hunter2', 'sid=1', 'uthorization']) expect(text).not.toContain(leaked);
+    // The public id stays: it is what an operator searches the logs for.
+    expect(out.entries()[0]).toMatchObject({ tokenId: 'tok_0123456789abcdef' });
+  });
+
+  it('keeps payload fields from overriding the entry severity or message', () => {
+    const out = capture();
+    createCloudLogSink({ output: out.stream })('INFO', 'real message', { severity: 'ERROR', message: 'fake' });
+    expect(out.entries()[0]).toMatchObject({ severity: 'INFO', message: 'real message', field_severity: 'ERROR', field_message: 'fake' });
+  });
+});
+
+describe('traceContextFromHeaders', () => {
+  it('prefers traceparent over X-Cloud-Trace-Context', () => {
+    const other = 'f'.repeat(31) + '1';
+    expect(
+      traceContextFromHeaders({ traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-00`, 'x-cloud-trace-context': `${other}/5;o=1` }, 'p'),
+    ).toEqual({ trace: `projects/p/traces/${TRACE_ID}`, spanId: '00f067aa0ba902b7', traceSampled: false });
+  });
+
+  it('ignores malformed and all-zero trace headers', () => {
+    expect(traceContextFromHeaders({ traceparent: 'garbage' })).toBeUndefined();
+    expect(traceContextFromHeaders({ traceparent: `00-${'0'.repeat(32)}-00f067aa0ba902b7-01` })).toBeUndefined();
+    expect(traceContextFromHeaders({ 'x-cloud-trace-context': 'not-a-trace' })).toBeUndefined();
+  });
+
+  it('leaves the trace id bare when no project id is configured', () => {
+    expect(traceContextFromHeaders({ 'x-cloud-trace-context': TRACE_ID })).toEqual({ trace: TRACE_ID, spanId: undefined, traceSampled: undefined });
+  });
+});
+
+describe('redaction', () => {
+  it('drops sensitive keys at any depth but keeps public token fields', () => {
+    expect(redactFields({ a: { b: [{ apiKey: 'x', clientSecret: 'y', ok: 1 }] }, tokenId: 'tok_1', accessToken: 'z' })).toEqual({
+      a: { b: [{ ok: 1 }] },
+      tokenId: 'tok_1',
+    });
+  });
+
+  it('masks secret-looking text', () => {
+    expect(redactText('Authorization: Bearer abc.def')).toBe('Authorization: Bearer [redacted]');
+    expect(redactText('https://u:p@host/x')).toBe('https://[redacted]@host/x');
+  });
+});
+
+describe('createPrettyLogSink and createServiceLogger', () => {
+  it('writes a readable line for a terminal, redacted the same way', () => {
+    const out = capture();
+    const sink = createPrettyLogSink({ output: out.stream, color: false, clock: () => Date.UTC(2026, 0, 1, 12, 34, 56, 789) });
+    sink('WARNING', 'POST /mcp 200', { httpRequest: { latency: '0.002000s', remoteIp: '203.0.113.9' }, tokenId: 'tok_1', rateLimit: { shared: false, reason: 'local_fallback' }, token: 'flk_x' });
+    expect(out.text()).toBe('12:34:56.789 WARNING POST /mcp 200  2.0ms ip=203.0.113.9 tokenId=tok_1 rateLimit.shared=false rateLimit.reason=local_fallback\n');
+  });
+
+  it('picks JSON or pretty output from config.log.format', () => {
+    const json = capture();
+    createServiceLogger({ log: { format: 'json' }, firebase: { projectId: undefined } as never }, { output: json.stream }).info('hello');
+    expect(json.entries()[0]).toMatchObject({ severity: 'INFO', message: 'hello' });
+    const pretty = capture();
+    createServiceLogger({ log: { format: 'pretty' }, firebase: { projectId: undefined } as never }, { output: pretty.stream }).info('hello');
+    expect(pretty.text()).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {4}hello\n$/);
+  });
+});

@@ -1,0 +1,127 @@
+import express from 'express';
+import request from 'supertest';
+import { loadConfig, type Config } from '../../src/config/config';
+import { createDevelopersHandler, renderDevelopersPage } from '../../src/developers/developers-page';
+
+const BASE_URL = 'https://firelimit-abc123-ew.a.run.app';
+
+/** The text inside the element marked data-figure="name", or undefined when the page lacks it. */
+function figure(page: string, name: string): string | undefined {
+  const match = new RegExp(`data-figure="${name}"[^>]*>([^<]*)<`).exec(page);
+  return match?.[1];
+}
+
+function appFor(config: Config): express.Express {
+  const app = express();
+  app.get('/developers', createDevelopersHandler(config));
+  return app;
+}
+
+describe('renderDevelopersPage', () => {
+  const memory77 = loadConfig({ RATE_LIMIT_PER_MINUTE: '77', RATE_LIMIT_TIERS: 'pro=600', AUTH_FAILURES_PER_MINUTE: '7' });
+  const rtdb250 = loadConfig({
+    RATE_LIMIT_PER_MINUTE: '250',
+    RATE_LIMIT_TIERS: 'partner=1200,free=5',
+    RATE_LIMIT_BACKEND: 'rtdb',
+    RATE_LIMIT_FAILURE_POLICY: 'fail-closed',
+    RATE_LIMIT_TIMEOUT_MS: '900',
+    FIREBASE_DATABASE_URL: 'https://demo-default-rtdb.firebaseio.com',
+  });
+
+  it('states the default limit, every tier and the window from the config it is given', () => {
+    const page = renderDevelopersPage(memory77, { baseUrl: BASE_URL });
+    expect(figure(page, 'limit-default')).toBe('77');
+    expect(figure(page, 'window-default')).toBe('60');
+    expect(figure(page, 'limit-tier-default')).toBe('77');
+    expect(figure(page, 'limit-tier-pro')).toBe('600');
+    expect(figure(page, 'window-tier-pro')).toBe('60');
+    expect(figure(page, 'limit-auth-failures')).toBe('7');
+
+    const other = renderDevelopersPage(rtdb250, { baseUrl: BASE_URL });
+    expect(figure(other, 'limit-default')).toBe('250');
+    expect(figure(other, 'limit-tier-partner')).toBe('1200');
+    expect(figure(other, 'limit-tier-free')).toBe('5');
+    expect(figure(other, 'limit-tier-pro')).toBeUndefined();
+  });
+
+  it('says honestly that a memory backend counts per instance', () => {
+    const page = renderDevelopersPage(memory77, { baseUrl: BASE_URL });
+    expect(figure(page, 'sharing')).toBe('Per instance');
+    expect(page).toContain('each instance keeps its own count');
+    expect(figure(page, 'failure-policy')).toBeUndefined();
+  });
+
+  it('describes a shared backend and its fail-closed outage behaviour with the configured timeout', () => {
+    const page = renderDevelopersPage(rtdb250, { baseUrl: BASE_URL });
+    expect(figure(page, 'sharing')).toBe('Shared');
+    expect(figure(page, 'backend')).toBe('Firebase Realtime Database');
+    expect(figure(page, 'failure-policy')).toBe('fail-closed');
+    expect(figure(page, 'timeout-ms')).toBe('900');
+    expect(page).toContain('HTTP 503');
+  });
+
+  it('describes fail-open as each instance enforcing its own window, N instances times the limit at worst', () => {
+    const config = loadConfig({ RATE_LIMIT_BACKEND: 'redis', REDIS_URL: 'redis://:hunter2@cache:6379', RATE_LIMIT_PER_MINUTE: '42' });
+    const page = renderDevelopersPage(config, { baseUrl: BASE_URL });
+    expect(figure(page, 'failure-policy')).toBe('fail-open');
+    expect(page).toContain('N × 42');
+    expect(page).not.toContain('hunter2');
+  });
+
+  it('shows header examples produced by the real header code, and the back-off rules', () => {
+    const page = renderDevelopersPage(memory77, { baseUrl: BASE_URL });
+    for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'RateLimit-Policy', 'RateLimit', 'Retry-After']) {
+      expect(page).toContain(`<code>${name}</code>`);
+    }
+    expect(page).toContain('&quot;default&quot;;q=77;w=60');
+    expect(page).toContain('draft-ietf-httpapi-ratelimit-headers-10');
+    expect(page).toMatch(/Obey <code>Retry-After<\/code> first/);
+    expect(page).toContain('jitter');
+  });
+
+  it('gives copyable curl and MCP client examples pointing at the base URL', () => {
+    const page = renderDevelopersPage(memory77, { baseUrl: BASE_URL });
+    expect(page).toContain(`curl -i '${BASE_URL}/mcp'`);
+    expect(page).toContain('Accept: application/json, text/event-stream');
+    expect(page).toContain('&quot;rate_limit_status&quot;');
+    expect(page).toContain(`&quot;url&quot;: &quot;${BASE_URL}/mcp&quot;`);
+    expect(page).toContain('npm run token -- create --name NAME');
+  });
+
+  it('escapes a hostile base URL instead of emitting markup', () => {
+    const page = renderDevelopersPage(memory77, { baseUrl: 'https://x.example/"><script>alert(1)</script>' });
+    expect(page).not.toContain('<script>');
+    expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(page).not.toMatch(/<script/i);
+  });
+
+  it('is a complete, script-free document readable on a phone', () => {
+    const page = renderDevelopersPage(memory77, { baseUrl: BASE_URL });
+    expect(page.startsWith('<!doctype html>')).toBe(true);
+    expect(page).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
+    expect(page).not.toMatch(/<script|javascript:|\son[a-z]+=/i);
+  });
+});
+
+describe('createDevelopersHandler', () => {
+  const config = loadConfig({ RATE_LIMIT_PER_MINUTE: '88' });
+
+  it('serves HTML whose examples use the forwarded protocol and the Host header', async () => {
+    const res = await request(appFor(config))
+      .get('/developers')
+      .set('Host', 'svc-xyz.a.run.app')
+      .set('X-Forwarded-Proto', 'https');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(res.text).toContain('https://svc-xyz.a.run.app/mcp');
+    expect(figure(res.text, 'limit-default')).toBe('88');
+  });
+
+  it('falls back to localhost when the Host header is not a host name', async () => {
+    const res = await request(appFor(config)).get('/developers').set('Host', 'evil"><b>x');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain(`http://localhost:${config.port}/mcp`);
+    expect(res.text).not.toContain('<b>x');
+  });
+});
