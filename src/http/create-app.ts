@@ -1,0 +1,148 @@
+import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Config } from '../config/config';
+import { describeError } from '../limiter/backend-guard';
+import type { RateLimiter } from '../limiter/rate-limiter';
+import type { Logger } from '../logging/logger';
+import { authenticatedTokenOf, createMcpHandler } from '../mcp/mcp-handler';
+import { writeMcpRefusal } from '../mcp/mcp-refusal';
+import type { ToolDefinition } from '../mcp/tool-registry';
+import { createHostValidation } from './host-validation';
+import { createJsonRpcBody, messageCount } from './json-rpc-body';
+import { JsonRpcCode, jsonRpcError, requestIdOf } from './json-rpc-error';
+import { createRateLimitMiddleware } from './rate-limit-middleware';
+import { createTierResolver } from './tier-policy';
+
+export const MCP_PATH = '/mcp';
+
+export interface AppDependencies {
+  readonly config: Config;
+  /** The per-token limiter (key = token id). */
+  readonly limiter: RateLimiter;
+  /**
+   * Verifies the bearer token and sets `res.locals.token` (an AuthenticatedToken);
+   * answers 401/403 (and 429 for too many failed attempts) itself.
+   * Built by createAuthMiddleware in ./auth-middleware.
+   */
+  readonly authMiddleware: RequestHandler;
+  readonly logger: Logger;
+  /** GET /developers; not served when absent. */
+  readonly developersPage?: RequestHandler;
+  /** Runs first on every request (access logs). */
+  readonly requestLogger?: RequestHandler;
+  /** Time for the headers' relative seconds and for tools; default Date.now. The limiter has its own clock. */
+  readonly clock?: () => number;
+  /** Default: every tool in src/mcp/tools. */
+  readonly tools?: readonly ToolDefinition[];
+}
+
+/**
+ * The HTTP service. /mcp runs its checks in this order, each answering with a
+ * JSON-RPC error body: Host/Origin (403) -> body: JSON, size, syntax, shape
+ * (415/413/400) -> auth (401/403) -> per-token limit (429/503) -> MCP.
+ * Nothing before auth touches a per-token counter.
+ */
+export function createApp(deps: AppDependencies): express.Express {
+  const { config, limiter, logger } = deps;
+  const clock = deps.clock ?? Date.now;
+  const policyFor = createTierResolver(config, logger);
+
+  const app = express();
+  app.disable('x-powered-by');
+  // req.ip comes from X-Forwarded-For through exactly this many proxies (1 on Cloud Run), never the whole header.
+  app.set('trust proxy', config.http.trustProxyHops);
+  if (deps.requestLogger !== undefined) app.use(deps.requestLogger);
+
+  app.get('/healthz', (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(200).json({ status: 'ok' });
+  });
+  if (deps.developersPage !== undefined) app.get('/developers', deps.developersPage);
+
+  const rateLimit = createRateLimitMiddleware({
+    limiter,
+    key: (_req, res) => tokenOrThrow(res).id,
+    policy: (_req, res) => policyFor(tokenOrThrow(res)),
+    // A batch is as many calls as it carries messages; one HTTP request must not buy a hundred.
+    cost: (req) => messageCount(req.body),
+    refuse: writeMcpRefusal,
+    clock,
+  });
+
+  app.post(
+    MCP_PATH,
+    createHostValidation({ allowedHosts: config.http.allowedHosts }),
+    ...createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes }),
+    deps.authMiddleware,
+    rateLimit,
+    createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools }),
+  );
+  // Stateless server: no SSE stream to GET, no session to DELETE.
+  app.all(MCP_PATH, (req, res) => {
+    res.setHeader('Allow', 'POST');
+    res
+      .status(405)
+      .json(jsonRpcError(null, -32000, `Method ${req.method} not allowed on ${MCP_PATH}: this server is stateless, send JSON-RPC with POST`));
+  });
+
+  app.use((req, res) => {
+    res.status(404).json({ error: 'not_found', message: `No route for ${req.method} ${req.path}` });
+  });
+  app.use(createErrorHandler(logger));
+  return app;
+}
+
+function tokenOrThrow(res: Response): { id: string; name: string; tier: string; scopes: readonly string[] } {
+  const token = authenticatedTokenOf(res);
+  // Thrown inside the middleware's key(); it reaches the error handler as a 500, never an uncounted call.
+  if (token === undefined) throw new Error('rate limit reached without res.locals.token: the auth middleware did not run');
+  return token;
+}
+
+/**
+ * The last word on any error: a generic message, never a stack trace or an
+ * error's own text (which may quote a header or a URL with credentials). The
+ * log gets the error's class, code and stack frames, not its message.
+ */
+export function createErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const status = clientErrorStatus(error);
+    if (status === undefined) {
+      logger.error('request failed', {
+        event: 'http.unhandled_error',
+        method: req.method,
+        path: req.path,
+        error: describeError(error),
+        frames: stackFrames(error),
+      });
+    }
+    if (res.headersSent) {
+      // Half a response is already out; the only honest thing left is to cut the connection.
+      res.destroy();
+      return;
+    }
+    const code = status ?? 500;
+    if (req.path === MCP_PATH) {
+      const rpcCode = code === 500 ? JsonRpcCode.InternalError : JsonRpcCode.InvalidRequest;
+      res.status(code).json(jsonRpcError(requestIdOf(req.body), rpcCode, code === 500 ? 'Internal error' : 'Bad request'));
+      return;
+    }
+    res.status(code).json(code === 500 ? { error: 'internal_error', message: 'Internal server error' } : { error: 'bad_request', message: 'Bad request' });
+  };
+}
+
+/** A 4xx an Express layer attached to its error (e.g. a malformed URL), or undefined for a server fault. */
+function clientErrorStatus(error: unknown): number | undefined {
+  if (error === null || typeof error !== 'object') return undefined;
+  const status = (error as { status?: unknown; statusCode?: unknown }).status ?? (error as { statusCode?: unknown }).statusCode;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 500 ? status : undefined;
+}
+
+function stackFrames(error: unknown): string[] | undefined {
+  const stack = error instanceof Error ? error.stack : undefined;
+  if (stack === undefined) return undefined;
+  return stack
+    .split('\n')
+    .filter((line) => line.trimStart().startsWith('at '))
+    .slice(0, 10)
+    .map((line) => line.trim());
+}

@@ -1,0 +1,34 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Config } from '../../config/config';
+
+export const LIMITS_RESOURCE_URI = 'firelimit://limits';
+
+/** What the limits resource publishes: the same figures the limiter enforces and /developers shows. */
+export function describeLimits(config: Config): Record<string, unknown> {
+  return {
+    backend: config.rateLimit.backend,
+    defaultTier: config.rateLimit.defaultTier.name,
+    tiers: config.rateLimit.tiers.map((tier) => ({
+      name: tier.name,
+      limit: tier.limit,
+      windowSeconds: Math.round(tier.windowMs / 1000),
+    })),
+    headers: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'RateLimit-Policy', 'RateLimit', 'Retry-After (on 429)'],
+  };
+}
+
+/** Reading a resource is an MCP request like any other: it is counted once, by the middleware, before it gets here. */
+export function registerLimitsResource(server: McpServer, config: Config): void {
+  server.registerResource(
+    'limits',
+    LIMITS_RESOURCE_URI,
+    {
+      title: 'Configured rate limits',
+      description: 'Every rate-limit tier this deployment enforces, per token, and the headers that report them.',
+      mimeType: 'application/json',
+    },
+    (uri) => ({
+      contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(describeLimits(config), null, 2) }],
+    }),
+  );
+}

@@ -1,0 +1,75 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Decision } from '../limiter/decision';
+import type { RateLimitPolicy } from '../limiter/policy';
+import type { RateLimiter } from '../limiter/rate-limiter';
+import { describeError } from '../limiter/backend-guard';
+import type { Logger } from '../logging/logger';
+import type { AuthenticatedToken } from '../tokens/token-record';
+
+/** What every tool call sees: who is calling, and this request's (already counted) decision. */
+export interface ToolContext {
+  readonly token: AuthenticatedToken;
+  /** The decision made for this very HTTP request; tools read it rather than spend another unit. */
+  readonly decision: Decision;
+  readonly limiter: RateLimiter;
+  /** The caller's tier policy, the one `decision` was made under. */
+  readonly policy: RateLimitPolicy;
+  readonly clock: () => number;
+}
+
+/** A tool answers twice: text for a model or a person, structured data matching its outputSchema for programs. */
+export interface ToolOutput<Out> {
+  readonly text: string;
+  readonly structured: Out;
+}
+
+export interface ToolDefinition<In extends z.ZodRawShape = z.ZodRawShape, Out extends z.ZodRawShape = z.ZodRawShape> {
+  /** snake_case, unique; what clients call. */
+  readonly name: string;
+  readonly title: string;
+  readonly description: string;
+  /** Default: no arguments. */
+  readonly inputSchema?: In;
+  readonly outputSchema: Out;
+  readonly annotations?: ToolAnnotations;
+  run(args: z.output<z.ZodObject<In>>, context: ToolContext): ToolOutput<z.output<z.ZodObject<Out>>> | Promise<ToolOutput<z.output<z.ZodObject<Out>>>>;
+}
+
+/** Keeps a tool's argument and output types tied to its schemas at the definition site. */
+export function defineTool<In extends z.ZodRawShape = Record<string, never>, Out extends z.ZodRawShape = z.ZodRawShape>(
+  tool: ToolDefinition<In, Out>,
+): ToolDefinition {
+  return tool as unknown as ToolDefinition;
+}
+
+/** Registers each tool on a (per-request) server, bound to this request's context. */
+export function registerTools(server: McpServer, tools: readonly ToolDefinition[], context: ToolContext, logger: Logger): void {
+  const names = new Set<string>();
+  for (const tool of tools) {
+    if (names.has(tool.name)) throw new Error(`tool registry: "${tool.name}" is registered twice`);
+    names.add(tool.name);
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        // Always an object schema, so `run` always gets args (`{}` when the client sends none).
+        inputSchema: tool.inputSchema ?? {},
+        outputSchema: tool.outputSchema,
+        annotations: tool.annotations,
+      },
+      async (args: Record<string, unknown>): Promise<CallToolResult> => {
+        try {
+          const output = await tool.run(args as never, context);
+          return { content: [{ type: 'text', text: output.text }], structuredContent: output.structured as Record<string, unknown> };
+        } catch (error) {
+          // A tool's own error text may carry internals; the caller gets a generic one, the log gets the class.
+          logger.error('MCP tool failed', { event: 'mcp.tool_error', tool: tool.name, tokenId: context.token.id, error: describeError(error) });
+          return { isError: true, content: [{ type: 'text', text: `The ${tool.name} tool failed; try again later.` }] };
+        }
+      },
+    );
+  }
+}
