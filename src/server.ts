@@ -1,0 +1,53 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadConfig, describeConfig } from './config/config';
+import { ConfigError } from './config/config-error';
+import { createServiceLogger } from './logging/create-service-logger';
+import { startMetricsServer } from './metrics/metrics-server';
+import { buildService } from './service/build-service';
+import { createShutdown } from './service/graceful-shutdown';
+import { ensureDevelopmentToken, startupBanner } from './service/startup-banner';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env, { stdoutIsTty: process.stdout.isTTY === true });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78); // EX_CONFIG: retrying with the same environment cannot help.
+    }
+    throw error;
+  }
+  const logger = createServiceLogger(config);
+  const service = await buildService(config, { logger });
+  const devToken = await ensureDevelopmentToken(config, service.tokenStore, process.env);
+
+  const server: Server = service.app.listen(config.port, '0.0.0.0');
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const servers = [server];
+  if (config.metrics.port !== undefined) {
+    const metricsServer = await startMetricsServer({ registry: service.metrics.registry, port: config.metrics.port });
+    logger.info('metrics served', { event: 'service.metrics', port: metricsServer.port });
+  }
+
+  if (process.env.NODE_ENV !== 'production') {
+    process.stdout.write(`${startupBanner(config, `http://localhost:${port}`, devToken).join('\n')}\n`);
+  }
+  logger.info('listening', { event: 'service.started', ...describeConfig(config), port });
+
+  const shutdown = createShutdown({ servers, release: () => service.release(), logger });
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void shutdown(signal));
+}
+
+main().catch((error: unknown) => {
+  // Messages can quote URLs with credentials; the class and code are enough to act on.
+  const name = error instanceof Error ? error.name : typeof error;
+  const code = (error as { code?: unknown })?.code;
+  process.stderr.write(`firelimit failed to start: ${name}${code === undefined ? '' : ` (${String(code)})`}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,146 @@
+import type { App } from 'firebase-admin/app';
+import type { Express } from 'express';
+import type { Config } from '../config/config';
+import { createDevelopersHandler } from '../developers/developers-page';
+import { createAuthMiddleware } from '../http/auth-middleware';
+import { createApp } from '../http/create-app';
+import { createRateLimiter, type RateLimiterOptions } from '../limiter/create-rate-limiter';
+import type { RateLimitPolicy } from '../limiter/policy';
+import type { RateLimiter } from '../limiter/rate-limiter';
+import type { Logger } from '../logging/logger';
+import { createRequestLogMiddleware } from '../logging/request-log-middleware';
+import { LimiterMetrics } from '../metrics/limiter-metrics';
+import { CachedTokenVerifier } from '../tokens/cached-token-verifier';
+import { createTokenStore } from '../tokens/create-token-store';
+import { MCP_SCOPE, type TokenStore } from '../tokens/token-record';
+import { closeFirebaseApp, createFirebaseApp, needsFirebase } from './firebase-app';
+
+/** Everything the running service holds, built from one Config. */
+export interface Service {
+  readonly config: Config;
+  readonly app: Express;
+  readonly limiter: RateLimiter;
+  readonly authFailureLimiter: RateLimiter;
+  readonly tokenStore: TokenStore;
+  readonly metrics: LimiterMetrics;
+  /** Closes limiters, the token store and the Firebase app; call after HTTP has drained. */
+  release(): Promise<void>;
+}
+
+export interface BuildServiceOptions {
+  readonly logger: Logger;
+  /** Injected time for the limiters; default Date.now. */
+  readonly clock?: () => number;
+}
+
+/**
+ * The composition root: the only place that knows which concrete parts the
+ * service runs with. Everything below it takes its dependencies as arguments.
+ */
+export async function buildService(config: Config, options: BuildServiceOptions): Promise<Service> {
+  const { logger } = options;
+  const firebaseApp = needsFirebase(config) ? createFirebaseApp(config) : undefined;
+  const opened: { close(): Promise<void> }[] = [];
+  try {
+    const metrics = new LimiterMetrics();
+    const limiter = await createLimiter(config, firebaseApp, {
+      policy: config.rateLimit.defaultTier,
+      logger,
+      metrics,
+      clock: options.clock,
+      namespace: 'rateLimits',
+    });
+    opened.push(limiter);
+    // Failed sign-ins get their own key space and figure on the same backend.
+    const authFailureLimiter = await createLimiter(config, firebaseApp, {
+      policy: config.rateLimit.authFailures,
+      logger,
+      clock: options.clock,
+      namespace: 'authFailures',
+    });
+    opened.push(authFailureLimiter);
+    const tokenStore = await createTokenStore(config, { app: firebaseApp });
+    opened.push(tokenStore);
+
+    const verifier = new CachedTokenVerifier({ store: tokenStore, ttlMs: config.tokens.cacheTtlMs });
+    const app = createApp({
+      config,
+      limiter,
+      logger,
+      authMiddleware: createAuthMiddleware({
+        verifier,
+        authFailureLimiter,
+        authFailurePolicy: config.rateLimit.authFailures,
+        trustProxyHops: config.http.trustProxyHops,
+        requiredScope: MCP_SCOPE,
+        logger,
+      }),
+      developersPage: createDevelopersHandler(config),
+      requestLogger: createRequestLogMiddleware(logger, { projectId: config.firebase.projectId }),
+    });
+
+    return {
+      config,
+      app,
+      limiter,
+      authFailureLimiter,
+      tokenStore,
+      metrics,
+      release: async () => {
+        await closeAll(opened);
+        if (firebaseApp !== undefined) await closeFirebaseApp(firebaseApp);
+      },
+    };
+  } catch (error) {
+    await closeAll(opened);
+    if (firebaseApp !== undefined) await closeFirebaseApp(firebaseApp);
+    throw error;
+  }
+}
+
+interface LimiterSpec {
+  readonly policy: RateLimitPolicy;
+  readonly logger: Logger;
+  readonly metrics?: LimiterMetrics;
+  readonly clock?: () => number;
+  /** RTDB root path and Redis key prefix suffix: each limit counts in its own key space. */
+  readonly namespace: string;
+}
+
+async function createLimiter(config: Config, firebaseApp: App | undefined, spec: LimiterSpec): Promise<RateLimiter> {
+  const common: Omit<RateLimiterOptions, 'backend'> = {
+    policy: spec.policy,
+    timeoutMs: config.rateLimit.timeoutMs,
+    failurePolicy: config.rateLimit.failurePolicy,
+    probeIntervalMs: config.rateLimit.probeIntervalMs,
+    logger: spec.logger,
+    metrics: spec.metrics,
+    clock: spec.clock,
+  };
+  switch (config.rateLimit.backend) {
+    case 'memory':
+      return createRateLimiter({ ...common, backend: 'memory' });
+    case 'rtdb': {
+      const { getDatabase } = await import('firebase-admin/database');
+      return createRateLimiter({
+        ...common,
+        backend: 'rtdb',
+        rtdb: { database: getDatabase(firebaseApp), rootPath: spec.namespace },
+      });
+    }
+    case 'redis': {
+      // loadConfig refuses to boot the redis backend without a URL; this only narrows the type.
+      if (config.redis.url === undefined) throw new TypeError('redis backend without a URL');
+      return createRateLimiter({
+        ...common,
+        backend: 'redis',
+        // One deadline: the store gives up on a command when the guard stops waiting for it.
+        redis: { url: config.redis.url, keyPrefix: `${config.redis.keyPrefix}${spec.namespace}:`, commandTimeoutMs: config.rateLimit.timeoutMs },
+      });
+    }
+  }
+}
+
+async function closeAll(resources: readonly { close(): Promise<void> }[]): Promise<void> {
+  await Promise.allSettled(resources.map((r) => r.close()));
+}

@@ -1,0 +1,59 @@
+import type { Server } from 'node:http';
+import type { Logger } from '../logging/logger';
+
+export interface GracefulShutdownOptions {
+  readonly servers: readonly Server[];
+  /** Releases what the service holds (database connections, clients) once HTTP has drained. */
+  readonly release: () => Promise<void>;
+  readonly logger: Logger;
+  /** Cloud Run allows 10 s after SIGTERM; leave room for release and exit. Default 8000. */
+  readonly drainTimeoutMs?: number;
+  readonly exit?: (code: number) => void;
+}
+
+/**
+ * Stop accepting, let in-flight requests finish, then close connections and
+ * release resources. Idempotent: a second signal during shutdown does nothing.
+ */
+export function createShutdown(options: GracefulShutdownOptions): (signal: string) => Promise<void> {
+  const drainTimeoutMs = options.drainTimeoutMs ?? 8000;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  let started = false;
+  return async (signal: string) => {
+    if (started) return;
+    started = true;
+    const startedAtMs = Date.now();
+    options.logger.info('shutting down: no new connections, finishing in-flight requests', { event: 'service.stopping', signal });
+    const drained = Promise.all(options.servers.map((server) => closeServer(server)));
+    for (const server of options.servers) server.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), drainTimeoutMs);
+    });
+    const outcome = await Promise.race([drained.then(() => 'drained' as const), timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') {
+      options.logger.warn('drain deadline passed; closing remaining connections', { event: 'service.drain_timeout', drainTimeoutMs });
+      for (const server of options.servers) server.closeAllConnections();
+    }
+    let code = 0;
+    try {
+      await options.release();
+    } catch (error) {
+      code = 1;
+      options.logger.error('releasing resources failed during shutdown', { event: 'service.release_failed', error: String((error as Error)?.name) });
+    }
+    options.logger.info('stopped', { event: 'service.stopped', durationMs: Date.now() - startedAtMs });
+    exit(code);
+  };
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) {
+      resolve();
+      return;
+    }
+    server.close(() => resolve());
+  });
+}
