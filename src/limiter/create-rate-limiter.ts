@@ -1,6 +1,8 @@
 import type { Database } from 'firebase-admin/database';
 import { silentLogger, type Logger } from '../logging/logger';
-import { DeadlineGuard, type BackendGuard } from './backend-guard';
+import type { LimiterMetrics } from '../metrics/limiter-metrics';
+import type { BackendGuard } from './backend-guard';
+import { OutageGuard } from './outage-guard';
 import type { RateLimitPolicy } from './policy';
 import { WindowRateLimiter, type FailurePolicy, type RateLimiter } from './rate-limiter';
 import { MemoryWindowStore } from './stores/memory-store';
@@ -24,11 +26,18 @@ export interface RateLimiterOptions {
     /** Default 'rateLimits'. Separate limits (sign-in attempts, quotas) use their own root. */
     readonly rootPath?: string;
   };
-  /** Replaces the default deadline guard (outage handling plugs in here). */
+  /** Required when backend is 'redis'. `keyPrefix` default 'firelimit:'; `commandTimeoutMs` default 1000. */
+  readonly redis?: { readonly url: string; readonly keyPrefix?: string; readonly commandTimeoutMs?: number };
+  /** During an outage, at most one call per this interval goes to the backend. Default 5000. */
+  readonly probeIntervalMs?: number;
+  /** Decision, backend-latency and outage series; default none. */
+  readonly metrics?: LimiterMetrics;
+  /** Replaces the default outage guard (an OutageGuard with timeoutMs and probeIntervalMs). */
   readonly guard?: BackendGuard;
 }
 
 export const DEFAULT_TIMEOUT_MS = 1500;
+export const DEFAULT_PROBE_INTERVAL_MS = 5000;
 
 /**
  * The one place a backend is chosen. Callers get a RateLimiter and never
@@ -37,14 +46,26 @@ export const DEFAULT_TIMEOUT_MS = 1500;
 export async function createRateLimiter(options: RateLimiterOptions): Promise<RateLimiter> {
   const logger = options.logger ?? silentLogger;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const clock = options.clock ?? Date.now;
   const store = await createStore(options);
+  const guard =
+    options.guard ??
+    new OutageGuard({
+      backend: store.backend,
+      timeoutMs,
+      probeIntervalMs: options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS,
+      logger,
+      clock,
+      metrics: options.metrics,
+    });
   return new WindowRateLimiter({
     store,
-    guard: options.guard ?? new DeadlineGuard({ backend: store.backend, timeoutMs, logger }),
+    guard,
     policy: options.policy,
     failurePolicy: options.failurePolicy ?? 'fail-open',
-    clock: options.clock ?? Date.now,
+    clock,
     logger,
+    metrics: options.metrics,
   });
 }
 
@@ -56,6 +77,12 @@ async function createStore(options: RateLimiterOptions): Promise<WindowStore> {
       if (options.rtdb === undefined) throw new TypeError("createRateLimiter: backend 'rtdb' needs options.rtdb.database");
       const { RtdbWindowStore } = await import('./stores/rtdb-store');
       return new RtdbWindowStore({ database: options.rtdb.database, rootPath: options.rtdb.rootPath ?? 'rateLimits' });
+    }
+    case 'redis': {
+      if (options.redis === undefined) throw new TypeError("createRateLimiter: backend 'redis' needs options.redis.url");
+      // Loaded only when chosen, so the other backends never pay for the redis package.
+      const { RedisWindowStore } = await import('./stores/redis-store');
+      return new RedisWindowStore({ ...options.redis, logger: options.logger });
     }
     default:
       throw new TypeError(`createRateLimiter: unknown backend ${JSON.stringify(options.backend)}`);

@@ -1,0 +1,282 @@
+import { createClient, ErrorReply, TimeoutError } from 'redis';
+import { silentLogger, type Logger } from '../../logging/logger';
+import type { WindowDecision } from '../decision';
+import type { RateLimitPolicy } from '../policy';
+import type { WindowStore } from '../window-store';
+import { REDIS_FIXED_WINDOW_SCRIPT, REDIS_FIXED_WINDOW_SHA1 } from './redis-fixed-window-script';
+import { parseRedisUrl, scrubRedisSecrets } from './redis-url';
+
+export interface RedisWindowStoreOptions {
+  /** `redis://[:password@]host[:port][/db]` or `rediss://...`. Never logged, scrubbed from every error. */
+  readonly url: string;
+  /** Prepended to every key, so several deployments can share one Redis. Default 'firelimit:'. */
+  readonly keyPrefix?: string;
+  /** Deadline for one Redis command; past it the command is abandoned. Default 1000. */
+  readonly commandTimeoutMs?: number;
+  /** How long a key outlives its window, for instances whose clocks lag. Default 10000. */
+  readonly ttlMarginMs?: number;
+  /** Commands allowed in flight before new ones fail at once instead of queueing. Default 1000. */
+  readonly maxPendingCommands?: number;
+  /** Default: silent. */
+  readonly logger?: Logger;
+}
+
+export const DEFAULT_REDIS_KEY_PREFIX = 'firelimit:';
+export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 1000;
+export const DEFAULT_REDIS_TTL_MARGIN_MS = 10_000;
+export const DEFAULT_REDIS_MAX_PENDING_COMMANDS = 1000;
+const CONNECT_TIMEOUT_MS = 2000;
+const RECONNECT_MAX_DELAY_MS = 2000;
+
+/** Stable codes, so callers and logs can tell these apart without reading messages. */
+export const REDIS_UNAVAILABLE = 'ERR_FIRELIMIT_REDIS_UNAVAILABLE';
+export const REDIS_TIMEOUT = 'ERR_FIRELIMIT_REDIS_TIMEOUT';
+export const REDIS_ERROR_REPLY = 'ERR_FIRELIMIT_REDIS_ERROR_REPLY';
+export const REDIS_BAD_REPLY = 'ERR_FIRELIMIT_REDIS_BAD_REPLY';
+export type RedisStoreErrorCode = typeof REDIS_UNAVAILABLE | typeof REDIS_TIMEOUT | typeof REDIS_ERROR_REPLY | typeof REDIS_BAD_REPLY;
+
+/**
+ * The only error the store lets out. It carries a scrubbed message and the
+ * original's class name, never the original error itself: a socket or client
+ * error may hold the connection URL, and whoever logs this should not have to
+ * know that.
+ */
+export class RedisStoreError extends Error {
+  override readonly name = 'RedisStoreError';
+  constructor(
+    readonly code: RedisStoreErrorCode,
+    message: string,
+    /** Class of the underlying error (ClientOfflineError, ErrorReply, ...), for diagnosis. */
+    readonly causeName?: string,
+  ) {
+    super(message);
+  }
+}
+
+type RedisClient = ReturnType<typeof createClient>;
+type CommandArgs = readonly string[];
+
+/**
+ * Fixed windows in Redis, one key per limited key holding "windowNumber:count".
+ * Each decision is one EVALSHA of the Lua twin of `decideFixedWindow`; the
+ * script is loaded on first use and again whenever Redis answers NOSCRIPT
+ * (SCRIPT FLUSH, a restart, a failover to a replica that never saw it).
+ *
+ * Redis being down is an outage, not a crash: the constructor only starts
+ * connecting, and while disconnected every call fails at once (no offline
+ * queue) so the limiter's guard can answer from the local window.
+ */
+export class RedisWindowStore implements WindowStore {
+  readonly backend = 'redis' as const;
+  readonly shared = true;
+
+  private readonly client: RedisClient;
+  private readonly url: string;
+  private readonly keyPrefix: string;
+  private readonly ttlMarginArg: string;
+  private readonly commandTimeoutMs: number;
+  private readonly logger: Logger;
+  private scriptLoading: Promise<void> | undefined;
+  private scriptLoadCount = 0;
+  private down = false;
+  private closed = false;
+
+  constructor(options: RedisWindowStoreOptions) {
+    const target = parseRedisUrl(options.url);
+    const commandTimeoutMs = positiveInteger('commandTimeoutMs', options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS);
+    const ttlMarginMs = positiveInteger('ttlMarginMs', options.ttlMarginMs ?? DEFAULT_REDIS_TTL_MARGIN_MS);
+    const maxPending = positiveInteger('maxPendingCommands', options.maxPendingCommands ?? DEFAULT_REDIS_MAX_PENDING_COMMANDS);
+    this.url = options.url;
+    this.keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
+    this.ttlMarginArg = String(ttlMarginMs);
+    this.commandTimeoutMs = commandTimeoutMs;
+    this.logger = options.logger ?? silentLogger;
+
+    // The parts, not the URL: the client then has no URL string to put into its own errors.
+    this.client = createClient({
+      socket: {
+        host: target.host,
+        port: target.port,
+        ...(target.tls ? { tls: true as const } : {}),
+        connectTimeout: CONNECT_TIMEOUT_MS,
+        // Exponential from 50 ms to 2 s, jittered so a fleet does not reconnect in step.
+        reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, RECONNECT_MAX_DELAY_MS) + Math.floor(Math.random() * 100),
+      },
+      ...(target.username !== undefined ? { username: target.username } : {}),
+      ...(target.password !== undefined ? { password: target.password } : {}),
+      ...(target.database !== undefined ? { database: target.database } : {}),
+      disableOfflineQueue: true,
+      commandsQueueMaxLength: maxPending,
+      commandOptions: { timeout: commandTimeoutMs },
+      disableClientInfo: true,
+    }) as RedisClient;
+
+    // Without a listener an 'error' event would crash the process; every retry emits one.
+    this.client.on('error', (error: unknown) => this.markDown(error));
+    this.client.on('ready', () => this.markUp());
+    // Resolves at the first successful connection, however long that takes; rejects only on close.
+    this.client.connect().catch(() => undefined);
+  }
+
+  /** SCRIPT LOADs performed so far (first use, and each NOSCRIPT); for tests and metrics. */
+  get scriptLoads(): number {
+    return this.scriptLoadCount;
+  }
+
+  /** True while connected and ready for commands. */
+  get isReady(): boolean {
+    return this.client.isReady;
+  }
+
+  /**
+   * Resolves true once connected, or false after `timeoutMs`; never rejects.
+   * For startup warm-up and tests: consume works without it, failing fast until connected.
+   */
+  async whenReady(timeoutMs: number): Promise<boolean> {
+    if (this.client.isReady) return true;
+    if (this.closed) return false;
+    return new Promise((resolve) => {
+      const onReady = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.client.off('ready', onReady);
+        resolve(false);
+      }, timeoutMs);
+      timer.unref();
+      this.client.once('ready', onReady);
+    });
+  }
+
+  async consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision> {
+    // Built in one literal: this array is the whole hot path on our side.
+    const reply = await this.evalWindow([
+      'EVALSHA',
+      REDIS_FIXED_WINDOW_SHA1,
+      '1',
+      this.keyPrefix + key,
+      String(nowMs),
+      String(policy.limit),
+      String(policy.windowMs),
+      String(cost),
+      this.ttlMarginArg,
+    ]);
+    return toDecision(reply, policy.limit);
+  }
+
+  /** One PING on the store's own connection: a cheap probe for outage handling, and the bench's baseline. */
+  async ping(): Promise<void> {
+    await this.send(['PING']);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // destroy, not close: close waits for replies, and a stalled Redis would never send them.
+    this.client.destroy();
+  }
+
+  private async evalWindow(command: CommandArgs): Promise<unknown> {
+    try {
+      return await this.sendWithDeadline(command);
+    } catch (error) {
+      if (!isNoScriptError(error)) throw this.toStoreError(error);
+    }
+    await this.loadScript();
+    return this.send(command);
+  }
+
+  /** One SCRIPT LOAD however many calls met NOSCRIPT at once. */
+  private loadScript(): Promise<void> {
+    this.scriptLoading ??= this.send(['SCRIPT', 'LOAD', REDIS_FIXED_WINDOW_SCRIPT])
+      .then((sha) => {
+        this.scriptLoadCount += 1;
+        if (sha !== REDIS_FIXED_WINDOW_SHA1) {
+          throw new RedisStoreError(REDIS_BAD_REPLY, 'redis SCRIPT LOAD returned an unexpected SHA1 for the fixed-window script');
+        }
+      })
+      .finally(() => {
+        this.scriptLoading = undefined;
+      });
+    return this.scriptLoading;
+  }
+
+  private async send(command: CommandArgs): Promise<unknown> {
+    try {
+      return await this.sendWithDeadline(command);
+    } catch (error) {
+      throw this.toStoreError(error);
+    }
+  }
+
+  /**
+   * The client's own `timeout` only covers a command's wait to be written; once
+   * on the wire it would wait for a stalled (SIGSTOPped, partitioned) server
+   * forever. So the deadline is ours. The abandoned command keeps its slot in
+   * the client's queue until the server answers or the socket drops, which
+   * `maxPendingCommands` bounds: past it, calls fail at once instead of piling up.
+   */
+  private sendWithDeadline(command: CommandArgs): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RedisStoreError(REDIS_TIMEOUT, `redis command did not complete within ${this.commandTimeoutMs} ms`)), this.commandTimeoutMs);
+      timer.unref();
+    });
+    // race subscribes to the reply, so its late rejection (after the deadline won) is not unhandled.
+    return Promise.race([this.client.sendCommand(command as string[]), deadline]).finally(() => clearTimeout(timer));
+  }
+
+  private toStoreError(error: unknown): RedisStoreError {
+    if (error instanceof RedisStoreError) return error;
+    const causeName = error instanceof Error ? error.constructor.name : typeof error;
+    const detail = scrubRedisSecrets(error instanceof Error ? error.message : String(error), this.url);
+    if (error instanceof ErrorReply) {
+      return new RedisStoreError(REDIS_ERROR_REPLY, `redis answered with an error: ${detail}`, causeName);
+    }
+    if (error instanceof TimeoutError) {
+      return new RedisStoreError(REDIS_TIMEOUT, `redis command waited more than ${this.commandTimeoutMs} ms to be sent`, causeName);
+    }
+    return new RedisStoreError(REDIS_UNAVAILABLE, `redis is unavailable (${causeName}): ${detail}`, causeName);
+  }
+
+  private markDown(error: unknown): void {
+    if (this.down || this.closed) return;
+    this.down = true;
+    // Class and code only: a socket error's message may name the host, and its fields the credentials.
+    const code = (error as { code?: unknown } | null)?.code;
+    // Debug: the limiter's guard logs the outage itself, once; this line only adds the socket-level cause.
+    this.logger.debug('redis connection lost; reconnecting with backoff', {
+      event: 'ratelimit.redis_down',
+      error: [error instanceof Error ? error.constructor.name : typeof error, typeof code === 'string' ? code : undefined]
+        .filter(Boolean)
+        .join(':'),
+    });
+  }
+
+  private markUp(): void {
+    if (!this.down) return;
+    this.down = false;
+    this.logger.debug('redis connection restored', { event: 'ratelimit.redis_up' });
+  }
+}
+
+/** Redis names its error in the reply's first word; ErrorReply is how the client marks a reply as Redis's own error. */
+export function isNoScriptError(error: unknown): boolean {
+  return error instanceof ErrorReply && /^NOSCRIPT\b/.test(error.message);
+}
+
+function toDecision(reply: unknown, limit: number): WindowDecision {
+  if (!Array.isArray(reply) || reply.length !== 4 || !reply.every((v) => typeof v === 'number')) {
+    throw new RedisStoreError(REDIS_BAD_REPLY, 'redis fixed-window script returned an unexpected reply');
+  }
+  const [allowed, remaining, resetAtMs, retryAfterMs] = reply as [number, number, number, number];
+  return { allowed: allowed === 1, limit, remaining, resetAtMs, retryAfterMs };
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`RedisWindowStore: ${name} must be a positive integer, got ${value}`);
+  }
+  return value;
+}

@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+
+/** Stable code for a REDIS_URL that cannot be used; the message never repeats the URL. */
+export const INVALID_REDIS_URL = 'ERR_FIRELIMIT_INVALID_REDIS_URL';
+
+export class InvalidRedisUrlError extends TypeError {
+  readonly code = INVALID_REDIS_URL;
+  override readonly name = 'InvalidRedisUrlError';
+}
+
+/** What the client needs, taken apart here so the client library never holds (or echoes) the URL string. */
+export interface RedisConnectionTarget {
+  readonly host: string;
+  readonly port: number;
+  readonly tls: boolean;
+  readonly username?: string;
+  readonly password?: string;
+  readonly database?: number;
+}
+
+/**
+ * Parses `redis://[user][:password]@host[:port][/db]` or `rediss://...`.
+ * Errors name what is wrong and never include the URL: it may carry a password.
+ */
+export function parseRedisUrl(url: string): RedisConnectionTarget {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InvalidRedisUrlError('REDIS_URL is not a valid URL; expected redis://[:password@]host[:port][/db] or rediss://...');
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw new InvalidRedisUrlError(`REDIS_URL must start with redis:// or rediss://, got ${JSON.stringify(parsed.protocol)}`);
+  }
+  if (parsed.hostname === '') throw new InvalidRedisUrlError('REDIS_URL has no host');
+  const port = parsed.port === '' ? 6379 : Number(parsed.port);
+  let database: number | undefined;
+  if (parsed.pathname.length > 1) {
+    database = Number(parsed.pathname.slice(1));
+    if (!Number.isSafeInteger(database) || database < 0) {
+      throw new InvalidRedisUrlError('REDIS_URL path must be a database number (/0, /1, ...)');
+    }
+  }
+  return {
+    // WHATWG keeps the brackets around an IPv6 literal; net.connect wants them off.
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port,
+    tls: parsed.protocol === 'rediss:',
+    ...(parsed.username !== '' ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password !== '' ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(database !== undefined ? { database } : {}),
+  };
+}
+
+/** The URL as it may appear in logs and on /developers: scheme, host, port and db, credentials masked. */
+export function redactRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const auth = parsed.username !== '' || parsed.password !== '' ? '***@' : '';
+    return `${parsed.protocol}//${auth}${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+  } catch {
+    return '(unparseable redis url)';
+  }
+}
+
+/**
+ * Removes every form of the URL's secrets from a piece of text (an error
+ * message from a socket or the client): the URL itself, and the password and
+ * user both raw and percent-encoded. Used on anything the store lets out.
+ */
+export function scrubRedisSecrets(text: string, url: string): string {
+  const secrets = new Set<string>([url]);
+  try {
+    const parsed = new URL(url);
+    for (const part of [parsed.password, parsed.username]) {
+      if (part === '') continue;
+      secrets.add(part);
+      secrets.add(safeDecode(part));
+    }
+  } catch {
+    // An unparseable URL has no parts to find; the whole string is still removed.
+  }
+  let out = text;
+  // Longest first, so the URL goes as one piece before its password inside it.
+  for (const secret of [...secrets].filter((s) => s.length > 0).sort((a, b) => b.length - a.length)) {
+    out = out.split(secret).join('***');
+  }
+  return out;
+}
+
+/**
+ * The Redis URL for a deployment: REDIS_URL_FILE (a mounted secret, read and
+ * trimmed) wins over REDIS_URL, so the secret need not sit in the environment.
+ * Returns undefined when neither is set. A read error names the variable, not
+ * the path's contents.
+ */
+export function readRedisUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const file = env.REDIS_URL_FILE;
+  if (file !== undefined && file !== '') {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      throw new InvalidRedisUrlError(`REDIS_URL_FILE could not be read (${typeof code === 'string' ? code : 'error'}); check the secret mount`);
+    }
+    const url = text.trim();
+    if (url === '') throw new InvalidRedisUrlError('REDIS_URL_FILE is empty');
+    return url;
+  }
+  const url = env.REDIS_URL?.trim();
+  return url === undefined || url === '' ? undefined : url;
+}
+
+function safeDecode(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
