@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { RateLimitPolicy } from '../limiter/policy';
 import type { FailurePolicy } from '../limiter/rate-limiter';
 import type { BackendName } from '../limiter/window-store';
+import { InvalidRedisUrlError, parseRedisUrl } from '../limiter/stores/redis-url';
 import { ConfigError, type ConfigProblem } from './config-error';
 import { knobs, type KnobValues } from './knobs';
 
@@ -105,9 +106,17 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
         problem: 'RATE_LIMIT_BACKEND is redis but no Redis URL is set',
         fix: 'set REDIS_URL=redis://[:password@]host:port, or REDIS_URL_FILE to a file that holds it',
       });
-    } else if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
-      // Never echo the value: it may carry a password.
-      problems.push({ knob: 'REDIS_URL', problem: 'not a redis:// or rediss:// URL', fix: 'use redis://[:password@]host:port[/db]' });
+    } else if (redisUrl !== undefined) {
+      try {
+        parseRedisUrl(redisUrl);
+      } catch (error) {
+        // The parser's messages never echo the URL: it may carry a password.
+        problems.push({
+          knob: v.REDIS_URL !== undefined ? 'REDIS_URL' : 'REDIS_URL_FILE',
+          problem: error instanceof InvalidRedisUrlError ? error.message.replace(/^REDIS_URL /, 'the URL ') : 'not a usable Redis URL',
+          fix: 'use redis://[:password@]host:port[/db] or rediss://... for TLS',
+        });
+      }
     }
   }
 

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 
 /** Stable code for a REDIS_URL that cannot be used; the message never repeats the URL. */
 export const INVALID_REDIS_URL = 'ERR_FIRELIMIT_INVALID_REDIS_URL';
@@ -86,30 +85,6 @@ export function scrubRedisSecrets(text: string, url: string): string {
     out = out.split(secret).join('***');
   }
   return out;
-}
-
-/**
- * The Redis URL for a deployment: REDIS_URL_FILE (a mounted secret, read and
- * trimmed) wins over REDIS_URL, so the secret need not sit in the environment.
- * Returns undefined when neither is set. A read error names the variable, not
- * the path's contents.
- */
-export function readRedisUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const file = env.REDIS_URL_FILE;
-  if (file !== undefined && file !== '') {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      throw new InvalidRedisUrlError(`REDIS_URL_FILE could not be read (${typeof code === 'string' ? code : 'error'}); check the secret mount`);
-    }
-    const url = text.trim();
-    if (url === '') throw new InvalidRedisUrlError('REDIS_URL_FILE is empty');
-    return url;
-  }
-  const url = env.REDIS_URL?.trim();
-  return url === undefined || url === '' ? undefined : url;
 }
 
 function safeDecode(part: string): string {
