@@ -1,0 +1,151 @@
+import type { Database } from 'firebase-admin/database';
+import { decideFixedWindow } from '../algorithms/fixed-window';
+import type { WindowDecision } from '../decision';
+import { assertValidKey } from '../key';
+import { assertValidCost, assertValidPolicy, type RateLimitPolicy } from '../policy';
+import type { WindowStore } from '../window-store';
+import { ListenerCache } from './rtdb-listener-cache';
+import { newestWindow, windowNode } from './rtdb-node';
+
+export interface RtdbWindowStoreOptions {
+  readonly database: Database;
+  /** Where the keys live, e.g. 'rateLimits'. Each segment must be a valid key. */
+  readonly rootPath: string;
+  /** Keys whose node this instance keeps listened to (LRU). 0 turns the cache off. Default 1000. */
+  readonly maxListenedKeys?: number;
+  /** A key's listener is dropped after this many of its windows pass unused. Default 2. */
+  readonly listenerIdleWindows?: number;
+}
+
+export interface RtdbStoreStats {
+  /** Transactions started: one per consume that reached the database. */
+  readonly transactionsStarted: number;
+  /** Refusals or reads written back unchanged because the client's view could not be trusted. */
+  readonly confirmingWrites: number;
+  /** Keys listened to right now. */
+  readonly listenedKeys: number;
+}
+
+/**
+ * Transactions on this client still in flight per path. firebase shows a
+ * transaction the pending writes of every other transaction at the same path
+ * on the same client (it cannot know they will commit), so while any is in
+ * flight the client's view may be optimistic. Kept per Database so two stores
+ * sharing one client see each other.
+ */
+const inFlightByDatabase = new WeakMap<Database, Map<string, number>>();
+
+/**
+ * Counters in Realtime Database: one transaction per decision on
+ * `${rootPath}/${key}`, whose value is `{ [windowNumber]: count }`.
+ *
+ * The pure decision runs inside the transaction's update function. When it
+ * says "write", the new node goes to the server with the hash of the value it
+ * was computed from, and the server rejects it if that value was stale, so an
+ * allowed decision is always checked. When it says "nothing to write" (a
+ * refusal, or a cost-0 read), firebase would end the transaction right there
+ * on the client's local view, unchecked. We accept that only when the view is
+ * known to track the server (its listener has delivered a value) and holds no
+ * other transaction's pending write; a count within a window only grows, so a
+ * refusal on such a view, even a slightly old one, is still true. Otherwise the
+ * node is written back unchanged: the server's hash check then confirms the
+ * view (or forces a re-run on fresh data) atomically with any pending writes
+ * it depends on. A stale or optimistic view therefore never produces a
+ * refusal the server has not seen.
+ *
+ * The decision returned is the one from the last run of the update function,
+ * which is the run that committed (or, when aborted, the trusted one).
+ */
+export class RtdbWindowStore implements WindowStore {
+  readonly backend = 'rtdb' as const;
+  readonly shared = true;
+
+  private readonly database: Database;
+  private readonly rootPath: string;
+  private readonly listeners: ListenerCache;
+  private readonly inFlight: Map<string, number>;
+  private started = 0;
+  private confirming = 0;
+  private closed = false;
+
+  constructor(options: RtdbWindowStoreOptions) {
+    this.database = options.database;
+    this.rootPath = normaliseRootPath(options.rootPath);
+    this.listeners = new ListenerCache({
+      maxKeys: options.maxListenedKeys ?? 1000,
+      idleWindows: options.listenerIdleWindows ?? 2,
+    });
+    let inFlight = inFlightByDatabase.get(options.database);
+    if (inFlight === undefined) {
+      inFlight = new Map();
+      inFlightByDatabase.set(options.database, inFlight);
+    }
+    this.inFlight = inFlight;
+  }
+
+  get stats(): RtdbStoreStats {
+    return { transactionsStarted: this.started, confirmingWrites: this.confirming, listenedKeys: this.listeners.size };
+  }
+
+  /** Same as `stats.transactionsStarted`; counts database work for tests and metrics. */
+  get transactionsStarted(): number {
+    return this.started;
+  }
+
+  async consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision> {
+    // The limiter validates too, but this store may be used directly: a bad key must never reach a path.
+    assertValidKey(key);
+    assertValidCost(cost);
+    assertValidPolicy(policy);
+    if (!Number.isFinite(nowMs)) throw new RangeError(`nowMs must be finite, got ${nowMs}`);
+    if (this.closed) throw new Error('RtdbWindowStore is closed');
+
+    const path = `${this.rootPath}/${key}`;
+    const { ref, tracksServer } = this.listeners.touch(path, () => this.database.ref(path), nowMs, policy.windowMs);
+
+    let last: WindowDecision | undefined;
+    let confirmed = false;
+    const update = (current: unknown): unknown => {
+      const state = newestWindow(current);
+      const { decision, next } = decideFixedWindow(state, nowMs, policy, cost);
+      last = decision;
+      confirmed = false;
+      if (next !== null) return windowNode(next);
+      if (tracksServer() && this.inFlightAt(path) === 1) return undefined; // abort: no write
+      confirmed = true;
+      return windowNode(state);
+    };
+
+    this.started++;
+    this.inFlight.set(path, this.inFlightAt(path) + 1);
+    try {
+      // applyLocally false: our pending writes raise no local events, and the
+      // listener's first event can only come from the server.
+      await ref.transaction(update, undefined, false);
+    } finally {
+      const left = this.inFlightAt(path) - 1;
+      if (left > 0) this.inFlight.set(path, left);
+      else this.inFlight.delete(path);
+    }
+    if (confirmed) this.confirming++;
+    if (last === undefined) throw new Error('RTDB transaction completed without running its update function');
+    return last;
+  }
+
+  /** Drops every listener so the process can exit. Transactions in flight are not waited for. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listeners.close();
+  }
+
+  private inFlightAt(path: string): number {
+    return this.inFlight.get(path) ?? 0;
+  }
+}
+
+function normaliseRootPath(rootPath: string): string {
+  const segments = rootPath.split('/').filter((segment) => segment.length > 0);
+  if (segments.length === 0) throw new TypeError('RtdbWindowStore: rootPath must name at least one path segment');
+  for (const segment of segments) assertValidKey(segment);
+  return segments.join('/');
+}

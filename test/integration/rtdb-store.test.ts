@@ -1,0 +1,222 @@
+import type { App } from 'firebase-admin/app';
+import { getDatabase, type Database } from 'firebase-admin/database';
+import { windowNumberAt } from '../../src/limiter/algorithms/fixed-window';
+import { DeadlineGuard } from '../../src/limiter/backend-guard';
+import { InvalidKeyError } from '../../src/limiter/key';
+import type { RateLimitPolicy } from '../../src/limiter/policy';
+import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
+import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
+import { silentLogger } from '../../src/logging/logger';
+import { createAdminApp, deleteAdminApp } from '../support/rtdb-server/admin-app';
+import { rtdbForTests, type RtdbTestServer } from '../support/rtdb-server';
+
+const WINDOW_MS = 60_000;
+const POLICY: RateLimitPolicy = { name: 'test', limit: 3, windowMs: WINDOW_MS };
+/** A realistic epoch, so window numbers are large (small integer keys come back from RTDB as arrays). */
+const WINDOW = 28_333_000;
+const at = (windowNumber: number, offsetMs = 0): number => windowNumber * WINDOW_MS + offsetMs;
+
+let server: RtdbTestServer;
+let app: App;
+let database: Database;
+let otherApp: App;
+const stores: RtdbWindowStore[] = [];
+let rootSeq = 0;
+
+/** A store on its own root, so tests never see each other's keys. */
+function newStore(options: Partial<ConstructorParameters<typeof RtdbWindowStore>[0]> = {}): { store: RtdbWindowStore; root: string } {
+  const root = `limits${++rootSeq}`;
+  const store = new RtdbWindowStore({ database, rootPath: root, ...options });
+  stores.push(store);
+  return { store, root };
+}
+
+beforeAll(async () => {
+  server = await rtdbForTests();
+  app = createAdminApp(server);
+  database = getDatabase(app);
+  otherApp = createAdminApp(server);
+});
+
+afterEach(async () => {
+  await Promise.all(stores.splice(0).map((s) => s.close()));
+});
+
+afterAll(async () => {
+  await deleteAdminApp(app);
+  await deleteAdminApp(otherApp);
+  await server.close();
+});
+
+describe('RtdbWindowStore against a real RTDB server', () => {
+  test('allows up to the limit, then refuses, with remaining and reset from the window', async () => {
+    const { store, root } = newStore();
+    const now = at(WINDOW, 15_000);
+    const seen = [];
+    for (let i = 0; i < 5; i++) seen.push(await store.consume('tok_1', now, POLICY, 1));
+
+    expect(seen.map((d) => d.allowed)).toEqual([true, true, true, false, false]);
+    expect(seen.map((d) => d.remaining)).toEqual([2, 1, 0, 0, 0]);
+    for (const d of seen) expect(d.resetAtMs).toBe(at(WINDOW + 1));
+    expect(seen[0]?.retryAfterMs).toBe(0);
+    expect(seen[3]?.retryAfterMs).toBe(45_000);
+    expect(await server.read(`${root}/tok_1`)).toEqual({ [WINDOW]: 3 });
+  });
+
+  test('a cost above what is left is refused and spends nothing', async () => {
+    const { store, root } = newStore();
+    const now = at(WINDOW);
+    expect((await store.consume('k', now, POLICY, 2)).remaining).toBe(1);
+    const refused = await store.consume('k', now, POLICY, 2);
+    expect(refused).toMatchObject({ allowed: false, remaining: 1 });
+    expect((await store.consume('k', now, POLICY, 1)).allowed).toBe(true);
+    expect(await server.read(`${root}/k`)).toEqual({ [WINDOW]: 3 });
+  });
+
+  test.each([
+    ['a.b', 'a.b'],
+    ['a/b', 'a/b'],
+    ['$', '$'],
+    ['#', '#'],
+    ['[', '['],
+    [']', ']'],
+    ['empty', ''],
+    ['600 bytes', 'x'.repeat(600)],
+  ])('refuses the invalid key %s and writes nothing', async (_label, key) => {
+    const { store, root } = newStore();
+    await expect(store.consume(key, at(WINDOW), POLICY, 1)).rejects.toBeInstanceOf(InvalidKeyError);
+    expect(await server.read(root)).toBeNull();
+    expect(store.transactionsStarted).toBe(0);
+  });
+
+  test('concurrent consumes on one client allow exactly the limit', async () => {
+    const { store, root } = newStore();
+    const policy = { ...POLICY, limit: 7 };
+    const decisions = await Promise.all(Array.from({ length: 25 }, () => store.consume('burst', at(WINDOW), policy, 1)));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(7);
+    expect(await server.read(`${root}/burst`)).toEqual({ [WINDOW]: 7 });
+  });
+
+  test('a cold client (no cached value) never answers from its empty cache', async () => {
+    const { store: writer, root } = newStore();
+    for (let i = 0; i < 3; i++) await writer.consume('cold', at(WINDOW), POLICY, 1);
+    // Another client, cache off: its transaction's first run sees null.
+    const cold = new RtdbWindowStore({ database: getDatabase(otherApp), rootPath: root, maxListenedKeys: 0 });
+    stores.push(cold);
+
+    const status = await cold.consume('cold', at(WINDOW, 1), POLICY, 0);
+    expect(status).toMatchObject({ allowed: true, remaining: 0 });
+    const hit = await cold.consume('cold', at(WINDOW, 2), POLICY, 1);
+    expect(hit).toMatchObject({ allowed: false, remaining: 0 });
+    const tooBig = await cold.consume('cold', at(WINDOW, 3), POLICY, 5);
+    expect(tooBig).toMatchObject({ allowed: false, remaining: 0 });
+    expect(await server.read(`${root}/cold`)).toEqual({ [WINDOW]: 3 });
+    // Each of the three had to be confirmed by the server, not decided on the empty cache.
+    expect(cold.stats.confirmingWrites).toBe(3);
+  });
+
+  test('a status read (cost 0) writes nothing new', async () => {
+    const { store, root } = newStore();
+    await store.consume('status', at(WINDOW), POLICY, 1);
+    const read = await store.consume('status', at(WINDOW, 10), POLICY, 0);
+    expect(read).toMatchObject({ allowed: true, remaining: 2 });
+    expect(await server.read(`${root}/status`)).toEqual({ [WINDOW]: 1 });
+  });
+});
+
+describe('pruning old windows', () => {
+  const windowsHeld = async (path: string): Promise<number[]> =>
+    Object.keys(((await server.read(path)) as Record<string, number> | null) ?? {}).map(Number);
+
+  test('windows N and N+1: at most two nodes; N+2 removes N', async () => {
+    const { store, root } = newStore();
+    const path = `${root}/prune`;
+    await store.consume('prune', at(WINDOW, 1), POLICY, 1);
+    await store.consume('prune', at(WINDOW, 2), POLICY, 1);
+    expect(await windowsHeld(path)).toEqual([WINDOW]);
+
+    await store.consume('prune', at(WINDOW + 1, 1), POLICY, 1);
+    const afterNext = await windowsHeld(path);
+    expect(afterNext.length).toBeLessThanOrEqual(2);
+    expect(afterNext).toContain(WINDOW + 1);
+
+    await store.consume('prune', at(WINDOW + 2, 1), POLICY, 1);
+    const afterTwo = await windowsHeld(path);
+    expect(afterTwo).not.toContain(WINDOW);
+    expect(afterTwo).toContain(WINDOW + 2);
+    expect(await server.read(path)).toEqual({ [WINDOW + 2]: 1 });
+  });
+
+  test('an idle gap: hits in N then N+5 leave nothing older than N+4', async () => {
+    const { store, root } = newStore();
+    await store.consume('gap', at(WINDOW), POLICY, 3);
+    const later = await store.consume('gap', at(WINDOW + 5, 7), POLICY, 1);
+    expect(later).toMatchObject({ allowed: true, remaining: 2, resetAtMs: at(WINDOW + 6) });
+    const held = await windowsHeld(`${root}/gap`);
+    expect(held.every((w) => w >= WINDOW + 4)).toBe(true);
+    expect(held).toEqual([WINDOW + 5]);
+  });
+
+  test('a node with junk children is read by its newest window and cleaned on the next write', async () => {
+    const { store, root } = newStore();
+    await getDatabase(otherApp)
+      .ref(`${root}/junk`)
+      .set({ [WINDOW - 3]: 99, [WINDOW]: 1, note: 'hand edit', [WINDOW - 1]: 'x' });
+    const d = await store.consume('junk', at(WINDOW), POLICY, 1);
+    expect(d).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await server.read(`${root}/junk`)).toEqual({ [WINDOW]: 2 });
+  });
+
+  test('windowNumberAt agrees with the node key written', async () => {
+    const { store, root } = newStore();
+    const now = 1_700_000_123_456;
+    await store.consume('epoch', now, POLICY, 1);
+    expect(await server.read(`${root}/epoch`)).toEqual({ [windowNumberAt(now, WINDOW_MS)]: 1 });
+  });
+});
+
+describe('an over-limit key costs no write', () => {
+  test('after a shared refusal, the rest of the window runs no transaction', async () => {
+    const { store } = newStore();
+    let now = at(WINDOW, 1_000);
+    const limiter = new WindowRateLimiter({
+      store,
+      guard: new DeadlineGuard({ backend: 'rtdb', timeoutMs: 10_000, logger: silentLogger }),
+      policy: POLICY,
+      failurePolicy: 'fail-open',
+      clock: () => now,
+      logger: silentLogger,
+    });
+    for (let i = 0; i < 3; i++) expect((await limiter.consume('busy')).allowed).toBe(true);
+    const refusal = await limiter.consume('busy');
+    expect(refusal).toMatchObject({ allowed: false, shared: true, reason: 'limit' });
+    const afterRefusal = store.transactionsStarted;
+    expect(afterRefusal).toBe(4);
+
+    for (let i = 0; i < 20; i++) {
+      now += 1_000;
+      const d = await limiter.consume('busy');
+      expect(d).toMatchObject({ allowed: false, shared: true, resetAtMs: at(WINDOW + 1) });
+    }
+    expect(store.transactionsStarted).toBe(afterRefusal);
+    // A refusal on a view that tracks the server is not written back either.
+    expect(store.stats.confirmingWrites).toBe(0);
+
+    now = at(WINDOW + 1, 5);
+    expect((await limiter.consume('busy')).allowed).toBe(true);
+    expect(store.transactionsStarted).toBe(afterRefusal + 1);
+  });
+});
+
+describe('listener cache', () => {
+  test('keeps a bounded number of listened keys and drops idle ones', async () => {
+    const { store } = newStore({ maxListenedKeys: 3, listenerIdleWindows: 2 });
+    for (const key of ['a', 'b', 'c', 'd']) await store.consume(key, at(WINDOW), POLICY, 1);
+    expect(store.stats.listenedKeys).toBe(3);
+    // Two windows later every one of them has been idle long enough.
+    await store.consume('e', at(WINDOW + 2, 1), POLICY, 1);
+    expect(store.stats.listenedKeys).toBe(1);
+    await store.close();
+    expect(store.stats.listenedKeys).toBe(0);
+  });
+});
