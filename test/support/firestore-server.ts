@@ -30,6 +30,10 @@ interface GrpcServer {
 }
 
 export async function startFirestoreTestServer(): Promise<FirestoreTestServer> {
+  // Without a project in the environment, google-auth-library probes the GCE
+  // metadata server (a link-local address) while building the Firestore stub,
+  // even in emulator mode. Tests must only ever talk to loopback.
+  process.env.GOOGLE_CLOUD_PROJECT ??= TEST_PROJECT_ID;
   const existing = process.env.FIRESTORE_EMULATOR_HOST;
   if (existing !== undefined && existing !== '') {
     return { host: existing, external: true, close: async () => undefined };
