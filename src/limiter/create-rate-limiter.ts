@@ -55,7 +55,6 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
       timeoutMs,
       probeIntervalMs: options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS,
       logger,
-      clock,
       metrics: options.metrics,
     });
   return new WindowRateLimiter({

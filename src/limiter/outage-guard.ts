@@ -11,7 +11,7 @@ export interface OutageGuardOptions {
   /** At most one call reaches the backend per this interval during an outage. Default 5000 (set by createRateLimiter). */
   readonly probeIntervalMs: number;
   readonly logger: Logger;
-  /** Injected time for outage bookkeeping (probe schedule, durations in logs); default Date.now. */
+  /** Injected time for outage bookkeeping (probe schedule, durations in logs); default a monotonic clock. */
   readonly clock?: () => number;
   /** Backend call latency and outage figures; default none. */
   readonly metrics?: Pick<LimiterMetrics, 'observeBackendCall' | 'outageStarted' | 'outageEnded'>;
@@ -60,7 +60,7 @@ export class OutageGuard implements BackendGuard {
       throw new RangeError(`OutageGuard: probeIntervalMs must be a positive number, got ${options.probeIntervalMs}`);
     }
     this.options = options;
-    this.clock = options.clock ?? Date.now;
+    this.clock = options.clock ?? monotonicNowMs;
     options.metrics?.outageEnded(options.backend);
   }
 
@@ -156,4 +156,13 @@ export class OutageGuard implements BackendGuard {
     const untilProbeMs = this.sinceMs === undefined ? 0 : this.nextProbeAtMs - nowMs;
     return Math.max(MIN_OUTAGE_RETRY_AFTER_MS, Math.ceil(untilProbeMs));
   }
+}
+
+/**
+ * Probing is about real elapsed time, not about windows: a monotonic clock, so
+ * a wall clock stepped backwards (or a decision clock pinned by a test) can
+ * neither stall probing nor end an outage early.
+ */
+function monotonicNowMs(): number {
+  return performance.now();
 }
