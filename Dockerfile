@@ -15,6 +15,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The file token store's default directory, writable by the runtime user (a
+# single-instance trial; production uses TOKEN_STORE=firestore).
+RUN mkdir -p .firelimit && chown node:node .firelimit
 USER node
 # Cloud Run sets PORT; the service listens on 0.0.0.0:$PORT.
 EXPOSE 8080

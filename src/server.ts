@@ -39,6 +39,11 @@ async function main(): Promise<void> {
     process.stdout.write(`${startupBanner(config, `http://localhost:${port}`, devToken).join('\n')}\n`);
   }
   logger.info('listening', { event: 'service.started', ...describeConfig(config), port });
+  if (process.env.NODE_ENV === 'production' && config.tokens.store === 'file') {
+    logger.warn('TOKEN_STORE=file in production: every instance reads its own file, so tokens differ between instances; use TOKEN_STORE=firestore', {
+      event: 'service.file_token_store_in_production',
+    });
+  }
 
   const shutdown = createShutdown({ servers, release: () => service.release(), logger });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void shutdown(signal));

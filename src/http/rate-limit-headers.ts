@@ -4,17 +4,40 @@ export interface HeaderTarget {
   setHeader(name: string, value: string): unknown;
 }
 
-// Policy strings change only with configuration; build each once, not per request.
-const policyHeaderCache = new Map<string, string>();
+/**
+ * The strings a policy contributes to every response. They change only with
+ * configuration (and the reset value once per window), so each is built once
+ * and reused: these headers go on every request, and building a lookup key
+ * per request cost more than the lookup saved.
+ */
+interface PolicyStrings {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly limitText: string;
+  readonly policyText: string;
+  /** `"name";r=`: the start of the RateLimit field. */
+  readonly ratePrefix: string;
+  resetAtMs: number;
+  resetText: string;
+}
 
-function policyHeader(decision: Decision): string {
-  const cacheKey = `${decision.policyName}|${decision.limit}|${decision.windowMs}`;
-  let value = policyHeaderCache.get(cacheKey);
-  if (value === undefined) {
-    value = `"${decision.policyName}";q=${decision.limit};w=${Math.round(decision.windowMs / 1000)}`;
-    policyHeaderCache.set(cacheKey, value);
-  }
-  return value;
+// Keyed by policy name alone (no per-request key string); bounded by the configured policy names.
+const policyStringsByName = new Map<string, PolicyStrings>();
+
+function policyStrings(decision: Decision): PolicyStrings {
+  const cached = policyStringsByName.get(decision.policyName);
+  if (cached !== undefined && cached.limit === decision.limit && cached.windowMs === decision.windowMs) return cached;
+  const built: PolicyStrings = {
+    limit: decision.limit,
+    windowMs: decision.windowMs,
+    limitText: String(decision.limit),
+    policyText: `"${decision.policyName}";q=${decision.limit};w=${Math.round(decision.windowMs / 1000)}`,
+    ratePrefix: `"${decision.policyName}";r=`,
+    resetAtMs: Number.NaN,
+    resetText: '',
+  };
+  policyStringsByName.set(decision.policyName, built);
+  return built;
 }
 
 /** Whole seconds, at least 1, so a client that obeys never comes back early. */
@@ -27,12 +50,17 @@ export function secondsUntil(ms: number): number {
  * draft-ietf-httpapi-ratelimit-headers-10, all from one decision.
  */
 export function setRateLimitHeaders(res: HeaderTarget, decision: Decision, nowMs: number): void {
+  const strings = policyStrings(decision);
+  if (strings.resetAtMs !== decision.resetAtMs) {
+    strings.resetAtMs = decision.resetAtMs;
+    strings.resetText = String(Math.ceil(decision.resetAtMs / 1000));
+  }
   const resetSeconds = Math.max(0, Math.ceil((decision.resetAtMs - nowMs) / 1000));
   const remaining = String(decision.remaining);
-  res.setHeader('x-ratelimit-limit', String(decision.limit));
+  res.setHeader('x-ratelimit-limit', strings.limitText);
   res.setHeader('x-ratelimit-remaining', remaining);
-  res.setHeader('x-ratelimit-reset', String(Math.ceil(decision.resetAtMs / 1000)));
-  res.setHeader('RateLimit-Policy', policyHeader(decision));
-  res.setHeader('RateLimit', `"${decision.policyName}";r=${remaining};t=${resetSeconds}`);
+  res.setHeader('x-ratelimit-reset', strings.resetText);
+  res.setHeader('RateLimit-Policy', strings.policyText);
+  res.setHeader('RateLimit', `${strings.ratePrefix}${remaining};t=${resetSeconds}`);
   if (!decision.allowed) res.setHeader('Retry-After', String(secondsUntil(decision.retryAfterMs)));
 }

@@ -35,10 +35,12 @@ export function decisionOf(res: Response): Decision | undefined {
 export function createRateLimitMiddleware(options: RateLimitMiddlewareOptions): RequestHandler {
   const refuse = options.refuse ?? writeJsonRefusal;
   const clock = options.clock ?? Date.now;
-  return async function rateLimit(req: Request, res: Response, next: NextFunction): Promise<void> {
-    let decision: Decision;
+  // A plain function with then(), not an async one: Express 5 would wrap an
+  // async middleware's promise too, and this runs on every request.
+  return function rateLimit(req: Request, res: Response, next: NextFunction): void {
+    let pending: Promise<Decision>;
     try {
-      decision = await options.limiter.consume(options.key(req, res), {
+      pending = options.limiter.consume(options.key(req, res), {
         policy: options.policy?.(req, res),
         cost: options.cost?.(req, res),
       });
@@ -46,13 +48,14 @@ export function createRateLimitMiddleware(options: RateLimitMiddlewareOptions): 
       next(error);
       return;
     }
-    (res.locals as { rateLimit?: Decision }).rateLimit = decision;
-    setRateLimitHeaders(res, decision, clock());
-    if (decision.allowed) {
-      next();
-      return;
-    }
-    refuse(req, res, decision);
+    pending
+      .then((decision) => {
+        (res.locals as { rateLimit?: Decision }).rateLimit = decision;
+        setRateLimitHeaders(res, decision, clock());
+        if (decision.allowed) next();
+        else refuse(req, res, decision);
+      })
+      .catch(next);
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from '../logging/logger';
 
 export interface GracefulShutdownOptions {
@@ -24,14 +24,24 @@ export function createShutdown(options: GracefulShutdownOptions): (signal: strin
     started = true;
     const startedAtMs = Date.now();
     options.logger.info('shutting down: no new connections, finishing in-flight requests', { event: 'service.stopping', signal });
+    // Keep-alive clients (Cloud Run's front end is one) would hold their
+    // connections open, and could send more requests on them, until their
+    // keep-alive timeout: answer what is in flight with Connection: close and
+    // drop each connection as soon as it goes idle.
+    for (const server of options.servers) server.on('request', markConnectionClose);
     const drained = Promise.all(options.servers.map((server) => closeServer(server)));
-    for (const server of options.servers) server.closeIdleConnections();
+    const closeIdle = () => {
+      for (const server of options.servers) server.closeIdleConnections();
+    };
+    closeIdle();
+    const idleSweep = setInterval(closeIdle, IDLE_SWEEP_MS);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), drainTimeoutMs);
     });
     const outcome = await Promise.race([drained.then(() => 'drained' as const), timedOut]);
     clearTimeout(timer);
+    clearInterval(idleSweep);
     if (outcome === 'timeout') {
       options.logger.warn('drain deadline passed; closing remaining connections', { event: 'service.drain_timeout', drainTimeoutMs });
       for (const server of options.servers) server.closeAllConnections();
@@ -46,6 +56,13 @@ export function createShutdown(options: GracefulShutdownOptions): (signal: strin
     options.logger.info('stopped', { event: 'service.stopped', durationMs: Date.now() - startedAtMs });
     exit(code);
   };
+}
+
+/** How often connections that went idle during the drain are closed. */
+const IDLE_SWEEP_MS = 50;
+
+function markConnectionClose(_req: IncomingMessage, res: ServerResponse): void {
+  if (!res.headersSent) res.setHeader('Connection', 'close');
 }
 
 function closeServer(server: Server): Promise<void> {

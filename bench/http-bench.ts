@@ -1,0 +1,292 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { median, printTable, type BenchTable } from './bench-table';
+
+/**
+ * Throughput of one small route behind each limiter, as a share of the same
+ * route with no limiter at all. Each server runs in its own child process so
+ * the load generator (autocannon, in this process) never competes with it for
+ * an event loop; variants run in interleaved rounds so drift on a shared
+ * machine hits every variant alike.
+ *
+ * `npx tsx bench/http-bench.ts` runs it alone. HTTP_BENCH_CPU_PROF=DIR starts
+ * every server child with --cpu-prof into DIR/<variant>/ (one profile per
+ * thread: the largest is the server's main thread; tsx's loader hooks add an idle one).
+ * HTTP_BENCH_DIAGNOSE=1 adds rows that split our middleware's cost into parts.
+ */
+
+// Many short rounds rather than a few long ones: drift on a shared machine cancels better.
+const ROUNDS = 10;
+const ROUND_SECONDS = 1.5;
+const WARMUP_SECONDS = 1;
+const CONNECTIONS = 10;
+const WINDOW_MS = 60_000;
+/** High enough that every request is allowed: we time the common path, not refusals. */
+const LIMIT = 1_000_000_000;
+/** The issue's figure for our middleware, all headers set. */
+const TARGET_RATIO = 0.9;
+
+type VariantName =
+  | 'bare'
+  | 'firelimit'
+  | 'express-rate-limit'
+  | 'rate-limiter-flexible'
+  | 'diag-headers-only'
+  | 'diag-consume-only'
+  | 'diag-consume-then-headers';
+
+interface Variant {
+  readonly name: VariantName;
+  readonly label: string;
+  /** The issue's measured figure, shown beside ours for comparison. */
+  readonly issueRatio?: number;
+}
+
+const VARIANTS: readonly Variant[] = [
+  { name: 'bare', label: 'bare express' },
+  { name: 'firelimit', label: 'firelimit createRateLimitMiddleware (memory, 5 headers)' },
+  { name: 'express-rate-limit', label: "express-rate-limit 8 (standardHeaders 'draft-8', legacyHeaders)", issueRatio: 0.67 },
+  { name: 'rate-limiter-flexible', label: 'rate-limiter-flexible RateLimiterMemory (3 X-RateLimit headers)', issueRatio: 0.78 },
+];
+
+/**
+ * With HTTP_BENCH_DIAGNOSE=1: rows that split our middleware's cost into its
+ * parts (headers alone, the limiter call alone, both without an async
+ * function), to show where the time goes. Not candidates.
+ */
+const DIAGNOSTIC_VARIANTS: readonly Variant[] = [
+  { name: 'diag-headers-only', label: '(setRateLimitHeaders with a fixed decision, no limiter)' },
+  { name: 'diag-consume-only', label: '(limiter.consume().then(next), no headers)' },
+  { name: 'diag-consume-then-headers', label: '(limiter.consume().then(headers + next), no async function)' },
+];
+
+// ---------------------------------------------------------------- server side
+
+/** The limiter in front of GET /hello for one variant; undefined for the bare route. */
+async function limiterFor(name: VariantName): Promise<RequestHandler | undefined> {
+  switch (name) {
+    case 'bare':
+      return undefined;
+    case 'firelimit': {
+      const { createRateLimiter } = await import('../src/limiter/create-rate-limiter');
+      const { createRateLimitMiddleware } = await import('../src/http/rate-limit-middleware');
+      const limiter = await createRateLimiter({ backend: 'memory', policy: { name: 'default', limit: LIMIT, windowMs: WINDOW_MS } });
+      // One constant key, as the service's token id would be for one caller: the bench measures the middleware, not key spread.
+      return createRateLimitMiddleware({ limiter, key: () => 'bench' });
+    }
+    case 'diag-headers-only': {
+      const { setRateLimitHeaders } = await import('../src/http/rate-limit-headers');
+      const windowStart = Math.floor(Date.now() / WINDOW_MS) * WINDOW_MS;
+      const decision = { allowed: true, limit: LIMIT, remaining: LIMIT - 1, resetAtMs: windowStart + WINDOW_MS, retryAfterMs: 0, shared: false, reason: 'within_limit', policyName: 'default', windowMs: WINDOW_MS } as const;
+      return (_req: Request, res: Response, next: NextFunction) => {
+        setRateLimitHeaders(res, decision, Date.now());
+        next();
+      };
+    }
+    case 'diag-consume-only':
+    case 'diag-consume-then-headers': {
+      const { createRateLimiter } = await import('../src/limiter/create-rate-limiter');
+      const { setRateLimitHeaders } = await import('../src/http/rate-limit-headers');
+      const limiter = await createRateLimiter({ backend: 'memory', policy: { name: 'default', limit: LIMIT, windowMs: WINDOW_MS } });
+      const headers = name === 'diag-consume-then-headers';
+      return (_req: Request, res: Response, next: NextFunction) => {
+        limiter.consume('bench').then((decision) => {
+          if (headers) setRateLimitHeaders(res, decision, Date.now());
+          next();
+        }, next);
+      };
+    }
+    case 'express-rate-limit': {
+      const { rateLimit } = await import('express-rate-limit');
+      // Its default is legacy X-RateLimit-* only; draft-8 adds RateLimit-Policy and RateLimit, the same set as ours.
+      // Its default key generator (req.ip) stays: that is how it is deployed, and how the issue measured it.
+      return rateLimit({ windowMs: WINDOW_MS, limit: LIMIT, standardHeaders: 'draft-8', legacyHeaders: true });
+    }
+    case 'rate-limiter-flexible': {
+      const { RateLimiterMemory } = await import('rate-limiter-flexible');
+      const limiter = new RateLimiterMemory({ points: LIMIT, duration: WINDOW_MS / 1000 });
+      return (_req: Request, res: Response, next: NextFunction) => {
+        limiter.consume('bench').then(
+          (r) => {
+            res.setHeader('X-RateLimit-Limit', String(LIMIT));
+            res.setHeader('X-RateLimit-Remaining', String(r.remainingPoints));
+            res.setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + r.msBeforeNext) / 1000)));
+            next();
+          },
+          () => res.status(429).json({ error: 'rate_limited' }),
+        );
+      };
+    }
+  }
+}
+
+/** Child mode: serve one variant on a free port and tell the parent which. */
+async function serve(name: VariantName): Promise<void> {
+  const app = express();
+  app.disable('x-powered-by');
+  const limiter = await limiterFor(name);
+  if (limiter !== undefined) app.use(limiter);
+  app.get('/hello', (_req, res) => {
+    res.json({ hello: 'world' });
+  });
+  const server = app.listen(0, '127.0.0.1', () => {
+    process.send?.({ port: (server.address() as AddressInfo).port });
+  });
+  process.on('message', (message: 'cpu' | 'stop') => {
+    if (message === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      process.send?.({ cpuUs: user + system });
+      return;
+    }
+    // Stopped over IPC, not by a signal, so --cpu-prof can write its profile on a normal exit.
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+  });
+}
+
+// ---------------------------------------------------------------- load side
+
+interface ServerChild {
+  readonly variant: Variant;
+  readonly port: number;
+  /** CPU time (user + system, µs) the server process has used so far. */
+  cpuUs(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function startServer(variant: Variant): Promise<ServerChild> {
+  const profileDir = process.env.HTTP_BENCH_CPU_PROF;
+  const child: ChildProcess = fork(__filename, ['--serve', variant.name], {
+    // tsx as a loader in the child itself (its CLI would add a grandchild process between us and the server).
+    execArgv: [
+      '--import',
+      pathToFileURL(require.resolve('tsx')).href,
+      ...(profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.join(profileDir, variant.name)]),
+    ],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (m: { port: number }) => resolve(m.port));
+    child.once('exit', (code) => reject(new Error(`${variant.name} server exited (${code}) before listening`)));
+  });
+  return {
+    variant,
+    port,
+    cpuUs: () =>
+      new Promise<number>((resolve) => {
+        child.once('message', (m: { cpuUs: number }) => resolve(m.cpuUs));
+        child.send('cpu');
+      }),
+    stop: async () => {
+      if (child.connected) child.send('stop');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+interface LoadResult {
+  readonly rps: number;
+  /** Server CPU per request: unlike req/s, barely moved by whatever else the shared machine runs. */
+  readonly cpuUsPerRequest: number;
+  readonly failures: number;
+}
+
+async function load(server: ServerChild, seconds: number): Promise<LoadResult> {
+  const cpuBefore = await server.cpuUs();
+  const result = await autocannon({ url: `http://127.0.0.1:${server.port}/hello`, connections: CONNECTIONS, duration: seconds });
+  const cpuAfter = await server.cpuUs();
+  return {
+    rps: result.requests.average,
+    cpuUsPerRequest: (cpuAfter - cpuBefore) / Math.max(1, result.requests.total),
+    failures: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+/** Each header a variant sets, as the load generator sees it: the bench compares like with like. */
+async function headersOf(port: number): Promise<string[]> {
+  const res = await fetch(`http://127.0.0.1:${port}/hello`);
+  await res.arrayBuffer();
+  return [...res.headers.keys()].filter((h) => h.includes('ratelimit'));
+}
+
+export async function runHttpBench(): Promise<BenchTable> {
+  const variants = process.env.HTTP_BENCH_DIAGNOSE === '1' ? [...VARIANTS, ...DIAGNOSTIC_VARIANTS] : VARIANTS;
+  const servers: ServerChild[] = [];
+  try {
+    for (const variant of variants) servers.push(await startServer(variant));
+    const headers = new Map<VariantName, string[]>();
+    for (const s of servers) {
+      headers.set(s.variant.name, await headersOf(s.port));
+      await load(s, WARMUP_SECONDS); // JIT and connection pools warm before anything counts.
+    }
+    // Per variant, one entry per round, so each can be set against bare's from the same round.
+    const rps = new Map<VariantName, number[]>(variants.map((v) => [v.name, []]));
+    const cpu = new Map<VariantName, number[]>(variants.map((v) => [v.name, []]));
+    let failures = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      // Rotate the order each round so no variant always follows another's garbage.
+      for (let j = 0; j < servers.length; j++) {
+        const s = servers[(round + j) % servers.length] as ServerChild;
+        const r = await load(s, ROUND_SECONDS);
+        rps.get(s.variant.name)?.push(r.rps);
+        cpu.get(s.variant.name)?.push(r.cpuUsPerRequest);
+        failures += r.failures;
+      }
+    }
+    // A shared machine's load drifts over seconds: a ratio within one round cancels most of it, a ratio of medians does not.
+    const vsBare = (name: VariantName) => median((rps.get(name) ?? []).map((x, i) => x / (rps.get('bare')?.[i] ?? Number.NaN)));
+    const vsBareCpu = (name: VariantName) => median((cpu.get(name) ?? []).map((x, i) => (cpu.get('bare')?.[i] ?? Number.NaN) / x));
+    const ours = vsBare('firelimit');
+    const oursCpu = vsBareCpu('firelimit');
+    return {
+      title: `HTTP throughput behind each limiter (GET /hello, ${CONNECTIONS} connections, ${ROUNDS} rounds x ${ROUND_SECONDS} s, interleaved)`,
+      columns: ['variant', 'median req/s', 'min req/s', 'max req/s', 'x bare', 'issue x bare', 'server µs/req', 'x bare (CPU)', 'rl headers'],
+      rows: variants.map((v) => {
+        const r = rps.get(v.name) ?? [];
+        return [
+          v.label,
+          median(r),
+          Math.min(...r),
+          Math.max(...r),
+          vsBare(v.name),
+          v.issueRatio === undefined ? '' : v.issueRatio,
+          median(cpu.get(v.name) ?? []),
+          vsBareCpu(v.name),
+          String(headers.get(v.name)?.length ?? 0),
+        ];
+      }),
+      notes: [
+        `target: firelimit >= ${TARGET_RATIO}x bare; measured ${ours.toFixed(2)}x by req/s (${ours >= TARGET_RATIO ? 'met' : 'MISSED'}), ${oursCpu.toFixed(2)}x by server CPU per request (${oursCpu >= TARGET_RATIO ? 'met' : 'MISSED'})`,
+        'each server in its own child process (node --import tsx), autocannon in the parent; x bare = median over rounds of req/s / bare req/s in the same round',
+        'x bare (CPU) = the same with server CPU per request (bare µs/req / variant µs/req): the share a CPU-bound server keeps',
+        `non-2xx responses or errors across all rounds: ${failures}`,
+        `node ${process.version}, ${os.cpus()[0]?.model.trim() ?? 'unknown cpu'}, ${os.availableParallelism()} cores shared by server and load generator`,
+      ],
+    };
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+  }
+}
+
+if (require.main === module) {
+  const at = process.argv.indexOf('--serve');
+  if (at >= 0) {
+    serve(process.argv[at + 1] as VariantName).catch((error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    });
+  } else {
+    runHttpBench().then(printTable, (error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    });
+  }
+}
