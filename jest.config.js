@@ -1,3 +1,9 @@
+// Google's client libraries (Firestore through firebase-admin) probe the GCE
+// metadata server, a link-local address, when looking for credentials, even
+// against an emulator. Tests only ever talk to loopback. Set here, before jest
+// starts its workers, so every worker and every process they spawn inherits it.
+process.env.METADATA_SERVER_DETECTION ??= 'none';
+
 /** @type {import('jest').Config} */
 module.exports = {
   preset: 'ts-jest',
@@ -7,6 +13,6 @@ module.exports = {
   // Integration suites start real servers; they share two cores with everything else.
   testTimeout: 60_000,
   transform: {
-    '^.+\\.ts$': ['ts-jest', { isolatedModules: true }],
+    '^.+\\.ts$': ['ts-jest', {}],
   },
 };
