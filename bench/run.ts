@@ -21,6 +21,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'rtdb', file: 'rtdb-bench', exportName: 'runRtdbBench' },
   { name: 'redis', file: 'redis-bench', exportName: 'runRedisBench' },
   { name: 'http', file: 'http-bench', exportName: 'runHttpBench' },
+  { name: 'outage', file: 'outage-bench', exportName: 'runOutageBench' },
 ];
 
 type Runner = () => Promise<BenchTable>;

@@ -1,7 +1,12 @@
-import { decideFixedWindow, type FixedWindowState } from '../algorithms/fixed-window';
+import { decideFixedWindow } from '../algorithms/fixed-window';
 import type { WindowDecision } from '../decision';
 import type { RateLimitPolicy } from '../policy';
 import type { WindowStore } from '../window-store';
+
+interface MutableState {
+  windowNumber: number;
+  count: number;
+}
 
 /**
  * Windows in this process only. Two generations of maps rotate every
@@ -14,13 +19,20 @@ export class MemoryWindowStore implements WindowStore {
   readonly backend = 'memory' as const;
   readonly shared = false;
 
-  private current = new Map<string, FixedWindowState>();
-  private previous = new Map<string, FixedWindowState>();
+  // Values are this store's own mutable copies, updated in place: one map
+  // lookup per decision instead of a lookup and a set.
+  private current = new Map<string, MutableState>();
+  private previous = new Map<string, MutableState>();
   private rotationMs = 0;
   private generationStartMs = Number.NEGATIVE_INFINITY;
 
-  async consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision> {
-    return this.consumeSync(key, nowMs, policy, cost);
+  consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision> {
+    // Not an async function: it would add a second promise per decision.
+    try {
+      return Promise.resolve(this.consumeSync(key, nowMs, policy, cost));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Synchronous twin of consume, for the local fallback path that must not wait. */
@@ -35,7 +47,14 @@ export class MemoryWindowStore implements WindowStore {
       }
     }
     const { decision, next } = decideFixedWindow(state ?? null, nowMs, policy, cost);
-    if (next !== null) this.current.set(key, next);
+    if (next !== null) {
+      if (state === undefined) {
+        this.current.set(key, { windowNumber: next.windowNumber, count: next.count });
+      } else {
+        state.windowNumber = next.windowNumber;
+        state.count = next.count;
+      }
+    }
     return decision;
   }
 
