@@ -164,5 +164,7 @@ export class OutageGuard implements BackendGuard {
  * neither stall probing nor end an outage early.
  */
 function monotonicNowMs(): number {
-  return performance.now();
+  // Whole milliseconds: with fractions, (t + interval) - t can come out a hair
+  // over the interval and a 1 s Retry-After would round up to 2 s.
+  return Math.floor(performance.now());
 }
