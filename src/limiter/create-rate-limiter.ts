@@ -52,6 +52,7 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
     options.guard ??
     new OutageGuard({
       backend: store.backend,
+      limiter: options.policy.name,
       timeoutMs,
       probeIntervalMs: options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS,
       logger,

@@ -6,6 +6,8 @@ import type { BackendName } from './window-store';
 
 export interface OutageGuardOptions {
   readonly backend: BackendName;
+  /** Which limiter this guards, for the log lines (one service runs several on one backend). */
+  readonly limiter?: string;
   /** Deadline for one backend call; a call past it is a failure. Default 1500 (set by createRateLimiter). */
   readonly timeoutMs: number;
   /** At most one call reaches the backend per this interval during an outage. Default 5000 (set by createRateLimiter). */
@@ -127,6 +129,7 @@ export class OutageGuard implements BackendGuard {
     this.options.logger.warn('rate limit backend outage started; answering by the failure policy and probing the backend', {
       event: 'ratelimit.outage_started',
       backend: this.options.backend,
+      limiter: this.options.limiter,
       cause,
       error: describeError(error),
       timeoutMs: this.options.timeoutMs,
@@ -142,6 +145,7 @@ export class OutageGuard implements BackendGuard {
     this.options.logger.info('rate limit backend outage ended; shared decisions resumed', {
       event: 'ratelimit.outage_ended',
       backend: this.options.backend,
+      limiter: this.options.limiter,
       durationMs: Math.max(0, nowMs - sinceMs),
       failedProbes: this.failedProbes,
     });
