@@ -21,12 +21,13 @@ export interface RealAuth {
  * The production auth stack on the store `config.tokens` names (the file
  * store in tests: TOKENS_FILE in a temp dir), with failed attempts counted in
  * memory. What src/service wires for real, minus the Firestore branch.
+ * `clock` drives the verifier's cache, so tests can step past its TTL.
  */
-export async function buildRealAuth(config: Config, logger: Logger): Promise<RealAuth> {
+export async function buildRealAuth(config: Config, logger: Logger, options: { clock?: () => number } = {}): Promise<RealAuth> {
   const store = await createTokenStore(config);
   const authFailureLimiter = await createRateLimiter({ backend: 'memory', policy: config.rateLimit.authFailures, logger });
   const authMiddleware = createAuthMiddleware({
-    verifier: new CachedTokenVerifier({ store, ttlMs: config.tokens.cacheTtlMs }),
+    verifier: new CachedTokenVerifier({ store, ttlMs: config.tokens.cacheTtlMs, clock: options.clock }),
     authFailureLimiter,
     authFailurePolicy: config.rateLimit.authFailures,
     trustProxyHops: config.http.trustProxyHops,
