@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { FileTokenStore } from '../../src/tokens/file-token-store';
 import { TokenService } from '../../src/tokens/token-service';
+import { freePort, healthz, jsonLines, startServerProcess, waitFor, type ServerProcess } from '../support/server-process';
 
 /**
  * The real entry point (src/server.ts) in its own process, stopped the way
@@ -17,69 +16,8 @@ import { TokenService } from '../../src/tokens/token-service';
  * never guesses with a sleep.
  */
 
-const REPO_ROOT = path.resolve(__dirname, '../..');
 const READY_TIMEOUT_MS = 30_000;
 const EXIT_DEADLINE_MS = 10_000; // Cloud Run's grace period after SIGTERM
-
-interface ServerProcess {
-  readonly child: ChildProcess;
-  readonly port: number;
-  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stdout(): string;
-  stderr(): string;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function startServer(port: number, tokensFile: string): ServerProcess {
-  // `node --import tsx`, not the tsx CLI: the signal must reach the server itself, not a wrapper process.
-  const child = spawn(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, 'src/server.ts'], {
-    cwd: REPO_ROOT,
-    // A clean environment: knobs set by whoever runs jest must not change the service under test.
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), TOKENS_FILE: tokensFile, NODE_ENV: 'test', LOG_FORMAT: 'json' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, port, exit, stdout: () => out, stderr: () => err };
-}
-
-function healthz(port: number): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode));
-    });
-    req.on('error', () => resolve(undefined));
-  });
-}
-
-/** Polls until `probe` returns true; the interval only paces the polling, readiness is what ends it. */
-async function waitFor(what: string, timeoutMs: number, probe: () => Promise<boolean>, server?: ServerProcess): Promise<number> {
-  const startedAt = Date.now();
-  while (Date.now() - startedAt < timeoutMs) {
-    if (await probe()) return Date.now() - startedAt;
-    if (server !== undefined && server.child.exitCode !== null) {
-      throw new Error(`server exited (${server.child.exitCode}) while waiting for ${what}\n${server.stderr()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
 
 /** Resolves with the connect error's code, or 'connected'. */
 function tryConnect(port: number): Promise<string> {
@@ -91,13 +29,6 @@ function tryConnect(port: number): Promise<string> {
     });
     socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
   });
-}
-
-function jsonLines(text: string): Record<string, unknown>[] {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe('the server process on SIGTERM', () => {
@@ -123,7 +54,7 @@ describe('the server process on SIGTERM', () => {
     const { secret } = await new TokenService({ store }).create({ name: 'shutdown-test' });
     await store.close();
 
-    server = startServer(await freePort(), tokensFile);
+    server = startServerProcess(await freePort(), { TOKENS_FILE: tokensFile });
     const { port } = server;
     await waitFor('/healthz to answer 200', READY_TIMEOUT_MS, async () => (await healthz(port)) === 200, server);
 
