@@ -81,3 +81,30 @@ function isSorted(values: number[]): boolean {
   }
   return true;
 }
+
+/**
+ * Times `calls` sequential calls, cycling through `keys` from `offset`, and
+ * pushes each call's wall time in ns to `out` (null: warm-up, nothing kept).
+ * `sync` calls are not awaited, so a synchronous API pays no microtask.
+ */
+export async function timeCalls(
+  call: (key: string) => unknown,
+  keys: readonly string[],
+  offset: number,
+  calls: number,
+  out: number[] | null,
+  sync = false,
+): Promise<void> {
+  for (let i = 0; i < calls; i++) {
+    const key = keys[(offset + i) % keys.length] as string;
+    const t0 = process.hrtime.bigint();
+    if (sync) call(key);
+    else await call(key);
+    const t1 = process.hrtime.bigint();
+    if (out !== null) out.push(Number(t1 - t0));
+  }
+}
+
+export function microseconds(ns: number): number {
+  return ns / 1000;
+}

@@ -4,7 +4,7 @@ import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { createRateLimiter } from '../src/limiter/create-rate-limiter';
 import type { RateLimitPolicy } from '../src/limiter/policy';
 import { MemoryWindowStore } from '../src/limiter/stores/memory-store';
-import { median, percentile, printTable, type BenchTable } from './bench-table';
+import { median, microseconds, percentile, printTable, timeCalls, type BenchTable } from './bench-table';
 
 /**
  * Cost of one in-process decision, per call, for our memory store and full
@@ -55,34 +55,18 @@ async function buildCandidates(): Promise<Candidate[]> {
   ];
 }
 
-async function timeBlock(candidate: Candidate, keys: string[], offset: number, calls: number, out: number[] | null): Promise<void> {
-  const { call } = candidate;
-  for (let i = 0; i < calls; i++) {
-    const key = keys[(offset + i) % keys.length] as string;
-    const t0 = process.hrtime.bigint();
-    if (candidate.async) await call(key);
-    else call(key);
-    const t1 = process.hrtime.bigint();
-    if (out !== null) out.push(Number(t1 - t0));
-  }
-}
-
-function us(ns: number): number {
-  return ns / 1000;
-}
-
 export async function runMemoryBench(): Promise<BenchTable> {
   const keys = Array.from({ length: KEY_COUNT }, (_, i) => `tok_${i.toString(36).padStart(6, '0')}`);
   const candidates = await buildCandidates();
   const samples = new Map<string, number[]>(candidates.map((c) => [c.name, []]));
 
-  for (const candidate of candidates) await timeBlock(candidate, keys, 0, WARMUP_CALLS, null);
+  for (const candidate of candidates) await timeCalls(candidate.call, keys, 0, WARMUP_CALLS, null, !candidate.async);
 
   for (let round = 0; round < ROUNDS; round++) {
     // Rotate the order each round so no candidate always runs right after another's garbage.
     for (let j = 0; j < candidates.length; j++) {
       const candidate = candidates[(round + j) % candidates.length] as Candidate;
-      await timeBlock(candidate, keys, round * CALLS_PER_ROUND, CALLS_PER_ROUND, samples.get(candidate.name) ?? null);
+      await timeCalls(candidate.call, keys, round * CALLS_PER_ROUND, CALLS_PER_ROUND, samples.get(candidate.name) ?? null, !candidate.async);
     }
   }
 
@@ -98,8 +82,8 @@ export async function runMemoryBench(): Promise<BenchTable> {
     columns: ['implementation', 'p50 µs', 'p99 µs', 'x Map (p50)', 'x express-rate-limit (p50)', 'samples'],
     rows: stats.map((s) => [
       s.c.diagnostic === true ? `(${s.c.name})` : s.c.name,
-      us(s.p50),
-      us(s.p99),
+      microseconds(s.p50),
+      microseconds(s.p99),
       s.p50 / mapP50,
       s.p50 / erlP50,
       s.n,

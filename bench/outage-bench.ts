@@ -7,7 +7,7 @@ import { MemoryWindowStore } from '../src/limiter/stores/memory-store';
 import type { WindowStore } from '../src/limiter/window-store';
 import { silentLogger } from '../src/logging/logger';
 import { LimiterMetrics } from '../src/metrics/limiter-metrics';
-import { median, percentile, printTable, type BenchTable } from './bench-table';
+import { median, percentile, printTable, timeCalls, type BenchTable } from './bench-table';
 
 /**
  * What an outage costs each request once it has been detected: decision
@@ -80,16 +80,6 @@ async function buildCandidates(): Promise<Candidate[]> {
   return candidates;
 }
 
-async function timeBlock(limiter: RateLimiter, keys: string[], offset: number, calls: number, out: number[] | null): Promise<void> {
-  for (let i = 0; i < calls; i++) {
-    const key = keys[(offset + i) % keys.length] as string;
-    const t0 = process.hrtime.bigint();
-    await limiter.consume(key);
-    const t1 = process.hrtime.bigint();
-    if (out !== null) out.push(Number(t1 - t0));
-  }
-}
-
 export async function runOutageBench(): Promise<BenchTable> {
   // The guard's deadline timer is unref'd (it must never hold a server open), and a hung store holds nothing: keep the loop up.
   const keepAlive = setInterval(() => undefined, 1_000);
@@ -106,12 +96,12 @@ async function measure(): Promise<BenchTable> {
   const samples = new Map<string, number[]>(candidates.map((c) => [c.name, []]));
   const startedAt = performance.now();
 
-  for (const c of candidates) await timeBlock(c.limiter, keys, 0, WARMUP_CALLS, null);
+  for (const c of candidates) await timeCalls((key) => c.limiter.consume(key), keys, 0, WARMUP_CALLS, null);
   for (let round = 0; round < ROUNDS; round++) {
     // Rotated order: no candidate always runs right after another's garbage.
     for (let j = 0; j < candidates.length; j++) {
       const c = candidates[(round + j) % candidates.length] as Candidate;
-      await timeBlock(c.limiter, keys, round * CALLS_PER_ROUND, CALLS_PER_ROUND, samples.get(c.name) ?? null);
+      await timeCalls((key) => c.limiter.consume(key), keys, round * CALLS_PER_ROUND, CALLS_PER_ROUND, samples.get(c.name) ?? null);
     }
   }
   const elapsedMs = performance.now() - startedAt;

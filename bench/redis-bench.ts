@@ -7,7 +7,7 @@ import type { RateLimitPolicy } from '../src/limiter/policy';
 import type { RateLimiter } from '../src/limiter/rate-limiter';
 import { RedisWindowStore } from '../src/limiter/stores/redis-store';
 import { startRedisServer } from '../test/support/redis-server';
-import { median, percentile, printTable, type BenchTable } from './bench-table';
+import { median, microseconds, percentile, printTable, timeCalls, type BenchTable } from './bench-table';
 
 /**
  * Latency of one Redis-backed decision, as a ratio to a bare PING on the same
@@ -36,21 +36,6 @@ interface Candidate {
 
 const BARE_PING = 'PING (bare node-redis client)';
 const STORE_PING = "PING (RedisWindowStore's own connection)";
-
-async function timeBlock(candidate: Candidate, keys: string[], offset: number, calls: number, out: number[] | null): Promise<void> {
-  const { call } = candidate;
-  for (let i = 0; i < calls; i++) {
-    const key = keys[(offset + i) % keys.length] as string;
-    const t0 = process.hrtime.bigint();
-    await call(key);
-    const t1 = process.hrtime.bigint();
-    if (out !== null) out.push(Number(t1 - t0));
-  }
-}
-
-function us(ns: number): number {
-  return ns / 1000;
-}
 
 export async function runRedisBench(): Promise<BenchTable> {
   const server = await startRedisServer();
@@ -92,11 +77,11 @@ export async function runRedisBench(): Promise<BenchTable> {
 
     const keys = Array.from({ length: KEY_COUNT }, (_, i) => `tok_${i.toString(36).padStart(6, '0')}`);
     const samples = new Map<string, number[]>(candidates.map((c) => [c.name, []]));
-    for (const candidate of candidates) await timeBlock(candidate, keys, 0, WARMUP_CALLS, null);
+    for (const candidate of candidates) await timeCalls(candidate.call, keys, 0, WARMUP_CALLS, null);
     for (let round = 0; round < ROUNDS; round++) {
       for (let j = 0; j < candidates.length; j++) {
         const candidate = candidates[(round + j) % candidates.length] as Candidate;
-        await timeBlock(candidate, keys, round * CALLS_PER_ROUND, CALLS_PER_ROUND, samples.get(candidate.name) ?? null);
+        await timeCalls(candidate.call, keys, round * CALLS_PER_ROUND, CALLS_PER_ROUND, samples.get(candidate.name) ?? null);
       }
     }
 
@@ -116,8 +101,8 @@ export async function runRedisBench(): Promise<BenchTable> {
         const base = stats.get(st.c.baseline);
         return [
           st.c.diagnostic === true ? `(${st.c.name})` : st.c.name,
-          us(st.p50),
-          us(st.p99),
+          microseconds(st.p50),
+          microseconds(st.p99),
           st.p50 / (base?.p50 ?? Number.NaN),
           st.p99 / (base?.p99 ?? Number.NaN),
           st.p50 / (stats.get(BARE_PING)?.p50 ?? Number.NaN),
