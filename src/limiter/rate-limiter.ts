@@ -23,6 +23,13 @@ export interface RateLimiter {
   readonly policy: RateLimitPolicy;
   readonly failurePolicy: FailurePolicy;
   consume(key: string, options?: ConsumeOptions): Promise<Decision>;
+  /**
+   * Waits, at most `timeoutMs`, for the backend's connection. A service awaits
+   * it before taking traffic, so its first requests do not open an outage
+   * just because a client was still connecting. False: not ready in time
+   * (the limiter still works; calls fail over by the failure policy).
+   */
+  whenReady(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -114,6 +121,10 @@ export class WindowRateLimiter implements RateLimiter {
   private record(decision: Decision): Decision {
     this.parts.metrics?.recordDecision(this.backend, decision);
     return decision;
+  }
+
+  async whenReady(timeoutMs: number): Promise<boolean> {
+    return this.parts.store.whenReady === undefined ? true : this.parts.store.whenReady(timeoutMs);
   }
 
   async close(): Promise<void> {

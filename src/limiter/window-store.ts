@@ -12,5 +12,10 @@ export interface WindowStore {
   /** True when every instance sees the same counters (rtdb, redis); false for memory. */
   readonly shared: boolean;
   consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision>;
+  /**
+   * Resolves true once the store can answer (its connection is up), false
+   * after `timeoutMs`; never rejects. Absent: always ready (memory).
+   */
+  whenReady?(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -59,6 +59,17 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       namespace: 'authFailures',
     });
     opened.push(authFailureLimiter);
+    // Connect before taking traffic: a request that arrived while a client was
+    // still connecting would open an outage for a whole probe interval.
+    const ready = await Promise.all([limiter.whenReady(config.rateLimit.timeoutMs), authFailureLimiter.whenReady(config.rateLimit.timeoutMs)]);
+    if (ready.includes(false)) {
+      logger.warn('rate limit backend not reachable at startup; serving by the failure policy until it is', {
+        event: 'ratelimit.backend_not_ready',
+        backend: config.rateLimit.backend,
+        waitedMs: config.rateLimit.timeoutMs,
+        failurePolicy: config.rateLimit.failurePolicy,
+      });
+    }
     const tokenStore = await createTokenStore(config, { app: firebaseApp });
     opened.push(tokenStore);
 

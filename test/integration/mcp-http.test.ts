@@ -198,6 +198,7 @@ describe('failures', () => {
       policy: config.rateLimit.defaultTier,
       failurePolicy: 'fail-open',
       consume: () => Promise.reject(new Error(`connect failed: ${secretText}`)),
+      whenReady: async () => true,
       close: async () => undefined,
     };
     const app = createApp({ config, limiter, logger, authMiddleware: standInAuth({ [GOOD_SECRET]: TEST_TOKEN }) });

@@ -1,4 +1,4 @@
-import type { Database } from 'firebase-admin/database';
+import type { Database, DataSnapshot } from 'firebase-admin/database';
 import { decideFixedWindow } from '../algorithms/fixed-window';
 import type { WindowDecision } from '../decision';
 import { assertValidKey } from '../key';
@@ -130,6 +130,24 @@ export class RtdbWindowStore implements WindowStore {
     if (confirmed) this.confirming++;
     if (last === undefined) throw new Error('RTDB transaction completed without running its update function');
     return last;
+  }
+
+  /** True once the client's connection is up (`.info/connected`), false after `timeoutMs`. */
+  whenReady(timeoutMs: number): Promise<boolean> {
+    const connected = this.database.ref('.info/connected');
+    return new Promise((resolve) => {
+      const onValue = (snapshot: DataSnapshot): void => {
+        if (snapshot.val() !== true) return;
+        finish(true);
+      };
+      const timer = setTimeout(() => finish(false), timeoutMs);
+      function finish(ready: boolean): void {
+        clearTimeout(timer);
+        connected.off('value', onValue);
+        resolve(ready);
+      }
+      connected.on('value', onValue);
+    });
   }
 
   /** Drops every listener so the process can exit. Transactions in flight are not waited for. */
