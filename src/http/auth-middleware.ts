@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { describeError } from '../limiter/backend-guard';
 import { encodeKeyPart } from '../limiter/key';
 import type { Decision } from '../limiter/decision';
 import type { RateLimitPolicy } from '../limiter/policy';
@@ -32,7 +33,8 @@ export type AuthFailureReason = 'missing_token' | 'malformed_token' | 'invalid_t
 
 /** The verified token, for handlers after this middleware. */
 export function tokenOf(res: Response): AuthenticatedToken | undefined {
-  return (res.locals as { token?: AuthenticatedToken }).token;
+  const token = (res.locals as { token?: AuthenticatedToken }).token;
+  return token !== undefined && typeof token.id === 'string' ? token : undefined;
 }
 
 /** The limiter key of an address: its own key space, never a token id. */
@@ -88,19 +90,21 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
         return;
       }
 
+      const wellFormed = credential !== null && isWellFormedSecret(credential);
       let token: AuthenticatedToken | undefined;
-      if (credential !== null && isWellFormedSecret(credential)) {
+      if (wellFormed) {
         try {
           token = await verifier.verify(credential);
         } catch (error) {
-          logger.error('token store unavailable; answering 503', { address, error: errorName(error) });
+          // Class and code only, of the store's own error: its message could quote the query, and the query holds a hash.
+          logger.error('token store unavailable; answering 503', { address, error: describeError(error instanceof Error && error.cause !== undefined ? error.cause : error) });
           res.setHeader('Retry-After', '1');
           sendJsonRpcError(res, 503, jsonRpcError(id, JsonRpcCode.BackendUnavailable, 'Token verification is temporarily unavailable; retry after 1 s.', { retryAfterSeconds: 1 }));
           return;
         }
       }
       if (token === undefined) {
-        const reason: AuthFailureReason = credential === null || !isWellFormedSecret(credential) ? 'malformed_token' : 'invalid_token';
+        const reason: AuthFailureReason = wellFormed ? 'invalid_token' : 'malformed_token';
         const decision = await limiter.consume(key, { cost: 1, policy });
         logger.info('authentication failed', { address, reason, failuresRemaining: decision.remaining });
         if (!decision.allowed && decision.reason !== 'backend_unavailable') {
@@ -174,12 +178,4 @@ function refuseTooManyFailures(res: Response, id: ReturnType<typeof requestIdOf>
       windowSeconds: Math.round(decision.windowMs / 1000),
     }),
   );
-}
-
-/** Name and code only: a store error's message could quote the query, and the query holds a hash. */
-function errorName(error: unknown): string {
-  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
-  const name = cause instanceof Error ? cause.name : typeof cause;
-  const code = (cause as { code?: unknown } | null)?.code;
-  return typeof code === 'string' || typeof code === 'number' ? `${name} (code ${code})` : name;
 }

@@ -3,7 +3,9 @@ import type { Config } from '../config/config';
 import { describeError } from '../limiter/backend-guard';
 import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../logging/logger';
-import { authenticatedTokenOf, createMcpHandler } from '../mcp/mcp-handler';
+import type { AuthenticatedToken } from '../tokens/token-record';
+import { createMcpHandler } from '../mcp/mcp-handler';
+import { tokenOf } from './auth-middleware';
 import { writeMcpRefusal } from '../mcp/mcp-refusal';
 import type { ToolDefinition } from '../mcp/tool-registry';
 import { createHostValidation } from './host-validation';
@@ -91,8 +93,8 @@ export function createApp(deps: AppDependencies): express.Express {
   return app;
 }
 
-function tokenOrThrow(res: Response): { id: string; name: string; tier: string; scopes: readonly string[] } {
-  const token = authenticatedTokenOf(res);
+function tokenOrThrow(res: Response): AuthenticatedToken {
+  const token = tokenOf(res);
   // Thrown inside the middleware's key(); it reaches the error handler as a 500, never an uncounted call.
   if (token === undefined) throw new Error('rate limit reached without res.locals.token: the auth middleware did not run');
   return token;

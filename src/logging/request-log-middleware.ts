@@ -1,4 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { tokenOf } from '../http/auth-middleware';
+import { decisionOf } from '../http/rate-limit-middleware';
 import type { Decision } from '../limiter/decision';
 import type { LogFields, Logger } from './logger';
 import { isSensitiveKey } from './redact';
@@ -26,7 +28,7 @@ export interface RequestLogOptions {
  * sensitive-looking parameters.
  */
 export function createRequestLogMiddleware(logger: Logger, options: RequestLogOptions = {}): RequestHandler {
-  const tokenIdOf = options.tokenIdOf ?? defaultTokenId;
+  const tokenIdOf = options.tokenIdOf ?? ((res: Response) => tokenOf(res)?.id);
   return function requestLog(req: Request, res: Response, next: NextFunction): void {
     const started = process.hrtime.bigint();
     let written = false;
@@ -34,7 +36,7 @@ export function createRequestLogMiddleware(logger: Logger, options: RequestLogOp
       if (written) return;
       written = true;
       const latencyNs = process.hrtime.bigint() - started;
-      const decision = (res.locals as { rateLimit?: Decision }).rateLimit;
+      const decision = decisionOf(res);
       const path = safeRequestUrl(req.originalUrl ?? req.url);
       const fields: LogFields = {
         event: 'http.request',
@@ -55,11 +57,6 @@ export function createRequestLogMiddleware(logger: Logger, options: RequestLogOp
     res.once('close', () => write(!res.writableFinished));
     next();
   };
-}
-
-function defaultTokenId(res: Response): string | undefined {
-  const id = (res.locals as { token?: { id?: unknown } }).token?.id;
-  return typeof id === 'string' ? id : undefined;
 }
 
 /** What shows in the logs of a decision; `shared` and `reason` are the point of logging it. */

@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from '../config/config';
+import { tokenOf } from '../http/auth-middleware';
 import { decisionOf } from '../http/rate-limit-middleware';
 import type { RateLimitPolicy } from '../limiter/policy';
 import type { RateLimiter } from '../limiter/rate-limiter';
@@ -28,12 +29,6 @@ export interface McpHandlerOptions {
   readonly tools?: readonly ToolDefinition[];
 }
 
-/** The verified token the auth middleware left in res.locals. */
-export function authenticatedTokenOf(res: Response): AuthenticatedToken | undefined {
-  const token = (res.locals as { token?: AuthenticatedToken }).token;
-  return token !== undefined && typeof token.id === 'string' ? token : undefined;
-}
-
 /**
  * Stateless Streamable HTTP: every POST gets a fresh McpServer and transport
  * (no session id, JSON responses instead of SSE), so any instance can answer
@@ -43,7 +38,7 @@ export function authenticatedTokenOf(res: Response): AuthenticatedToken | undefi
 export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
   const tools = options.tools ?? defaultTools;
   return async function mcpHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const token = authenticatedTokenOf(res);
+    const token = tokenOf(res);
     const decision = decisionOf(res);
     if (token === undefined || decision === undefined) {
       // A wiring mistake (handler mounted without auth or limiter): never serve a call uncounted.

@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { describeError } from '../limiter/backend-guard';
 import type { Logger } from '../logging/logger';
 
 export interface GracefulShutdownOptions {
@@ -51,7 +52,7 @@ export function createShutdown(options: GracefulShutdownOptions): (signal: strin
       await options.release();
     } catch (error) {
       code = 1;
-      options.logger.error('releasing resources failed during shutdown', { event: 'service.release_failed', error: String((error as Error)?.name) });
+      options.logger.error('releasing resources failed during shutdown', { event: 'service.release_failed', error: describeError(error) });
     }
     options.logger.info('stopped', { event: 'service.stopped', durationMs: Date.now() - startedAtMs });
     exit(code);

@@ -1,4 +1,5 @@
 import { createClient, ErrorReply, TimeoutError } from 'redis';
+import { describeError } from '../backend-guard';
 import { silentLogger, type Logger } from '../../logging/logger';
 import type { WindowDecision } from '../decision';
 import type { RateLimitPolicy } from '../policy';
@@ -243,15 +244,9 @@ export class RedisWindowStore implements WindowStore {
   private markDown(error: unknown): void {
     if (this.down || this.closed) return;
     this.down = true;
-    // Class and code only: a socket error's message may name the host, and its fields the credentials.
-    const code = (error as { code?: unknown } | null)?.code;
     // Debug: the limiter's guard logs the outage itself, once; this line only adds the socket-level cause.
-    this.logger.debug('redis connection lost; reconnecting with backoff', {
-      event: 'ratelimit.redis_down',
-      error: [error instanceof Error ? error.constructor.name : typeof error, typeof code === 'string' ? code : undefined]
-        .filter(Boolean)
-        .join(':'),
-    });
+    // Class and code only: a socket error's message may name the host, and its fields the credentials.
+    this.logger.debug('redis connection lost; reconnecting with backoff', { event: 'ratelimit.redis_down', error: describeError(error) });
   }
 
   private markUp(): void {
