@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { findTier, loadConfig, type Config } from '../config/config';
+import { loadConfig, type Config } from '../config/config';
 import { ConfigError } from '../config/config-error';
 import { createTokenStore } from '../tokens/create-token-store';
 import type { TokenStore } from '../tokens/token-record';
@@ -73,12 +73,6 @@ export async function runTokenCli(argv: readonly string[], env: NodeJS.ProcessEn
       return EXIT_FAILURE;
     }
     throw error;
-  }
-
-  if (args.tier !== undefined && findTier(config, args.tier) === undefined) {
-    const names = config.rateLimit.tiers.map((t) => t.name).join(', ');
-    io.stderr.write(`Unknown tier ${JSON.stringify(args.tier)}. Configured tiers: ${names} (set more with RATE_LIMIT_TIERS).\n`);
-    return EXIT_USAGE;
   }
 
   const opened = await (deps.openStore ?? openConfiguredStore)(config);

@@ -102,7 +102,7 @@ export class TokenService {
 
   private checkTier(tier: string): string {
     if (this.tiers !== undefined && !this.tiers.includes(tier)) {
-      throw new TokenInputError('unknown_tier', `unknown tier ${JSON.stringify(tier)}; configured tiers: ${this.tiers.join(', ')}`);
+      throw new TokenInputError('unknown_tier', `unknown tier ${JSON.stringify(tier)}; configured tiers: ${this.tiers.join(', ')} (set more with RATE_LIMIT_TIERS)`);
     }
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(tier)) {
       throw new TokenInputError('unknown_tier', `a tier name is 1-64 characters of [A-Za-z0-9_-], got ${JSON.stringify(tier)}`);
