@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config/config';
 import { ConfigError } from '../config/config-error';
@@ -212,14 +211,15 @@ async function openConfiguredStore(config: Config): Promise<OpenedStore> {
     const store = await createTokenStore(config);
     return { store, close: () => store.close() };
   }
-  const { initializeApp, deleteApp } = await import('firebase-admin/app');
-  const app = initializeApp(config.firebase.projectId === undefined ? {} : { projectId: config.firebase.projectId }, `token-cli-${randomBytes(4).toString('hex')}`);
+  // The service's own Firebase app setup; loaded only here, so the file store never pays for firebase-admin.
+  const { createFirebaseApp, closeFirebaseApp } = await import('../service/firebase-app');
+  const app = createFirebaseApp(config);
   const store = await createTokenStore(config, { app });
   return {
     store,
     close: async () => {
       await store.close();
-      await deleteApp(app);
+      await closeFirebaseApp(app);
     },
   };
 }
