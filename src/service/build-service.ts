@@ -41,6 +41,10 @@ export async function buildService(config: Config, options: BuildServiceOptions)
   const { logger } = options;
   const firebaseApp = needsFirebase(config) ? createFirebaseApp(config) : undefined;
   const opened: { close(): Promise<void> }[] = [];
+  const release = async (): Promise<void> => {
+    await Promise.allSettled(opened.map((resource) => resource.close()));
+    if (firebaseApp !== undefined) await closeFirebaseApp(firebaseApp);
+  };
   try {
     const metrics = new LimiterMetrics();
     const limiter = await createLimiter(config, firebaseApp, {
@@ -97,14 +101,10 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       authFailureLimiter,
       tokenStore,
       metrics,
-      release: async () => {
-        await closeAll(opened);
-        if (firebaseApp !== undefined) await closeFirebaseApp(firebaseApp);
-      },
+      release,
     };
   } catch (error) {
-    await closeAll(opened);
-    if (firebaseApp !== undefined) await closeFirebaseApp(firebaseApp);
+    await release();
     throw error;
   }
 }
@@ -150,8 +150,4 @@ async function createLimiter(config: Config, firebaseApp: App | undefined, spec:
       });
     }
   }
-}
-
-async function closeAll(resources: readonly { close(): Promise<void> }[]): Promise<void> {
-  await Promise.allSettled(resources.map((r) => r.close()));
 }
