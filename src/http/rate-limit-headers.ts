@@ -6,9 +6,8 @@ export interface HeaderTarget {
 
 /**
  * The strings a policy contributes to every response. They change only with
- * configuration (and the reset value once per window), so each is built once
- * and reused: these headers go on every request, and building a lookup key
- * per request cost more than the lookup saved.
+ * configuration, so each is built once and reused: these headers go on every
+ * request, and building a lookup key per request cost more than the lookup saved.
  */
 interface PolicyStrings {
   readonly limit: number;
@@ -17,8 +16,6 @@ interface PolicyStrings {
   readonly policyText: string;
   /** `"name";r=`: the start of the RateLimit field. */
   readonly ratePrefix: string;
-  resetAtMs: number;
-  resetText: string;
 }
 
 // Keyed by policy name alone (no per-request key string); bounded by the configured policy names.
@@ -33,8 +30,6 @@ function policyStrings(decision: Decision): PolicyStrings {
     limitText: String(decision.limit),
     policyText: `"${decision.policyName}";q=${decision.limit};w=${Math.round(decision.windowMs / 1000)}`,
     ratePrefix: `"${decision.policyName}";r=`,
-    resetAtMs: Number.NaN,
-    resetText: '',
   };
   policyStringsByName.set(decision.policyName, built);
   return built;
@@ -51,15 +46,11 @@ export function secondsUntil(ms: number): number {
  */
 export function setRateLimitHeaders(res: HeaderTarget, decision: Decision, nowMs: number): void {
   const strings = policyStrings(decision);
-  if (strings.resetAtMs !== decision.resetAtMs) {
-    strings.resetAtMs = decision.resetAtMs;
-    strings.resetText = String(Math.ceil(decision.resetAtMs / 1000));
-  }
   const resetSeconds = Math.max(0, Math.ceil((decision.resetAtMs - nowMs) / 1000));
   const remaining = String(decision.remaining);
   res.setHeader('x-ratelimit-limit', strings.limitText);
   res.setHeader('x-ratelimit-remaining', remaining);
-  res.setHeader('x-ratelimit-reset', strings.resetText);
+  res.setHeader('x-ratelimit-reset', String(Math.ceil(decision.resetAtMs / 1000)));
   res.setHeader('RateLimit-Policy', strings.policyText);
   res.setHeader('RateLimit', `${strings.ratePrefix}${remaining};t=${resetSeconds}`);
   if (!decision.allowed) res.setHeader('Retry-After', String(secondsUntil(decision.retryAfterMs)));
