@@ -1,5 +1,5 @@
 import { createClient, ErrorReply, TimeoutError } from 'redis';
-import { describeError } from '../backend-guard';
+import { describeError, withDeadline } from '../backend-guard';
 import { silentLogger, type Logger } from '../../logging/logger';
 import type { WindowDecision } from '../decision';
 import type { RateLimitPolicy } from '../policy';
@@ -218,14 +218,12 @@ export class RedisWindowStore implements WindowStore {
    * the client's queue until the server answers or the socket drops, which
    * `maxPendingCommands` bounds: past it, calls fail at once instead of piling up.
    */
-  private sendWithDeadline(command: CommandArgs): Promise<unknown> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RedisStoreError(REDIS_TIMEOUT, `redis command did not complete within ${this.commandTimeoutMs} ms`)), this.commandTimeoutMs);
-      timer.unref();
-    });
-    // race subscribes to the reply, so its late rejection (after the deadline won) is not unhandled.
-    return Promise.race([this.client.sendCommand(command as string[]), deadline]).finally(() => clearTimeout(timer));
+  private async sendWithDeadline(command: CommandArgs): Promise<unknown> {
+    // withDeadline subscribes to the reply, so its late rejection (after the deadline won) is not unhandled.
+    const result = await withDeadline(() => this.client.sendCommand(command as string[]), this.commandTimeoutMs);
+    if (result.ok) return result.value;
+    if (result.cause === 'timeout') throw new RedisStoreError(REDIS_TIMEOUT, `redis command did not complete within ${this.commandTimeoutMs} ms`);
+    throw result.error;
   }
 
   private toStoreError(error: unknown): RedisStoreError {
