@@ -1,6 +1,7 @@
 import { createRateLimiter } from '../src/limiter/create-rate-limiter';
 import type { WindowDecision } from '../src/limiter/decision';
 import { OutageGuard } from '../src/limiter/outage-guard';
+import type { WindowAdjustment } from '../src/limiter/algorithms/fixed-window';
 import type { RateLimitPolicy } from '../src/limiter/policy';
 import { WindowRateLimiter, type FailurePolicy, type RateLimiter } from '../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../src/limiter/stores/memory-store';
@@ -35,6 +36,9 @@ class SharedMemoryStore implements WindowStore {
   consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision> {
     return this.inner.consume(key, nowMs, policy, cost);
   }
+  adjust(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
+    return this.inner.adjust(key, nowMs, policy, adjustment);
+  }
   close(): Promise<void> {
     return this.inner.close();
   }
@@ -48,6 +52,9 @@ class HangingStore implements WindowStore {
   consume(): Promise<WindowDecision> {
     this.calls++;
     return new Promise<WindowDecision>(() => undefined);
+  }
+  adjust(): Promise<void> {
+    return new Promise<void>(() => undefined);
   }
   async close(): Promise<void> {}
 }

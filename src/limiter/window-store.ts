@@ -1,3 +1,4 @@
+import type { WindowAdjustment } from './algorithms/fixed-window';
 import type { WindowDecision } from './decision';
 import type { RateLimitPolicy } from './policy';
 
@@ -12,6 +13,11 @@ export interface WindowStore {
   /** True when every instance sees the same counters (rtdb, redis); false for memory. */
   readonly shared: boolean;
   consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision>;
+  /**
+   * Applies `adjustFixedWindow` atomically: a refund or a reconciliation of
+   * locally granted calls. Resolves once stored; a passed window is a no-op.
+   */
+  adjust(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void>;
   /**
    * Resolves true once the store can answer (its connection is up), false
    * after `timeoutMs`; never rejects. Absent: always ready (memory).

@@ -147,6 +147,7 @@ describe('the real app with the file token store', () => {
       backend: 'redis',
       shared: true,
       consume: () => Promise.reject(new Error('connect ECONNREFUSED redis://:hunter2@cache:6379')),
+      adjust: () => Promise.reject(new Error('connect ECONNREFUSED redis://:hunter2@cache:6379')),
       close: async () => undefined,
     };
     const limiter = new WindowRateLimiter({

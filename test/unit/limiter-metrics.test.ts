@@ -2,6 +2,7 @@ import { register as globalRegistry } from 'prom-client';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { WindowDecision } from '../../src/limiter/decision';
 import { OutageGuard } from '../../src/limiter/outage-guard';
+import type { WindowAdjustment } from '../../src/limiter/algorithms/fixed-window';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { WindowRateLimiter, type FailurePolicy } from '../../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
@@ -20,6 +21,9 @@ class SwitchableSharedStore implements WindowStore {
   private readonly inner = new MemoryWindowStore();
   consume(key: string, nowMs: number, p: RateLimitPolicy, cost: number): Promise<WindowDecision> {
     return this.down ? Promise.reject(new Error('down')) : this.inner.consume(key, nowMs, p, cost);
+  }
+  adjust(key: string, nowMs: number, p: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
+    return this.down ? Promise.reject(new Error('down')) : this.inner.adjust(key, nowMs, p, adjustment);
   }
   close(): Promise<void> {
     return this.inner.close();

@@ -1,3 +1,4 @@
+import type { WindowAdjustment } from '../../src/limiter/algorithms/fixed-window';
 import { DeadlineGuard } from '../../src/limiter/backend-guard';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { WindowDecision } from '../../src/limiter/decision';
@@ -37,6 +38,14 @@ class ProgrammableStore implements WindowStore {
       case 'throw-sync':
         throw new Error('synchronous failure');
     }
+  }
+
+  adjusts: WindowAdjustment[] = [];
+
+  adjust(key: string, nowMs: number, p: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
+    if (this.mode !== 'ok') return Promise.reject(new Error('store down'));
+    this.adjusts.push(adjustment);
+    return this.counters.adjust(key, nowMs, p, adjustment);
   }
 
   async close(): Promise<void> {

@@ -60,3 +60,53 @@ export function decideFixedWindow(
   const next = allowed && cost > 0 ? { windowNumber, count } : null;
   return { decision, next };
 }
+
+/**
+ * A correction to one window's count, applied after the fact: a refund (a
+ * failed sign-in reserved before the secret was checked, then found valid) or
+ * a reconciliation (calls this instance granted from its local window while
+ * the shared store was down, written back when it returns).
+ */
+export interface WindowAdjustment {
+  /** The window the correction belongs to; once it has passed, the correction is dropped. */
+  readonly windowNumber: number;
+  /**
+   * The count is first raised to at least this: what this instance last knew
+   * the shared window had spent, so a store that restarted empty relearns it.
+   */
+  readonly atLeastCount: number;
+  /** Then this many units are added; negative refunds. The count never goes below 0. */
+  readonly deltaUnits: number;
+}
+
+/**
+ * The state to store after an adjustment, or null when nothing changes (the
+ * window has passed, or the adjustment nets to nothing). Pure, like the
+ * decision, so every store runs the same arithmetic atomically.
+ */
+export function adjustFixedWindow(
+  state: FixedWindowState | null,
+  nowMs: number,
+  policy: Pick<RateLimitPolicy, 'windowMs'>,
+  adjustment: WindowAdjustment,
+): FixedWindowState | null {
+  const ownWindow = windowNumberAt(nowMs, policy.windowMs);
+  const windowNumber = state !== null && state.windowNumber > ownWindow ? state.windowNumber : ownWindow;
+  if (adjustment.windowNumber !== windowNumber) return null;
+  const spent = state !== null && state.windowNumber === windowNumber ? state.count : 0;
+  const count = Math.max(0, Math.max(spent, adjustment.atLeastCount) + adjustment.deltaUnits);
+  return count === spent ? null : { windowNumber, count };
+}
+
+/** Checks an adjustment from outside the pure core; a bad one must never reach a store. */
+export function assertValidAdjustment(adjustment: WindowAdjustment): void {
+  if (!Number.isSafeInteger(adjustment.windowNumber) || adjustment.windowNumber < 0) {
+    throw new RangeError(`adjustment windowNumber must be a non-negative integer, got ${adjustment.windowNumber}`);
+  }
+  if (!Number.isSafeInteger(adjustment.atLeastCount) || adjustment.atLeastCount < 0) {
+    throw new RangeError(`adjustment atLeastCount must be a non-negative integer, got ${adjustment.atLeastCount}`);
+  }
+  if (!Number.isSafeInteger(adjustment.deltaUnits)) {
+    throw new RangeError(`adjustment deltaUnits must be an integer, got ${adjustment.deltaUnits}`);
+  }
+}

@@ -1,4 +1,4 @@
-import { decideFixedWindow } from '../algorithms/fixed-window';
+import { adjustFixedWindow, decideFixedWindow, type WindowAdjustment } from '../algorithms/fixed-window';
 import type { WindowDecision } from '../decision';
 import type { RateLimitPolicy } from '../policy';
 import type { WindowStore } from '../window-store';
@@ -35,9 +35,33 @@ export class MemoryWindowStore implements WindowStore {
     }
   }
 
+  adjust(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
+    try {
+      this.adjustSync(key, nowMs, policy, adjustment);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  adjustSync(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): void {
+    const state = this.stateOf(key, nowMs, policy.windowMs);
+    const next = adjustFixedWindow(state ?? null, nowMs, policy, adjustment);
+    if (next === null) return;
+    this.store(key, state, next);
+  }
+
   /** Synchronous twin of consume, for the local fallback path that must not wait. */
   consumeSync(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): WindowDecision {
-    this.rotate(nowMs, policy.windowMs);
+    const state = this.stateOf(key, nowMs, policy.windowMs);
+    const { decision, next } = decideFixedWindow(state ?? null, nowMs, policy, cost);
+    if (next !== null) this.store(key, state, next);
+    return decision;
+  }
+
+  /** The key's state, moved into the current generation when found in the previous one. */
+  private stateOf(key: string, nowMs: number, windowMs: number): MutableState | undefined {
+    this.rotate(nowMs, windowMs);
     let state = this.current.get(key);
     if (state === undefined) {
       state = this.previous.get(key);
@@ -46,16 +70,16 @@ export class MemoryWindowStore implements WindowStore {
         this.current.set(key, state);
       }
     }
-    const { decision, next } = decideFixedWindow(state ?? null, nowMs, policy, cost);
-    if (next !== null) {
-      if (state === undefined) {
-        this.current.set(key, { windowNumber: next.windowNumber, count: next.count });
-      } else {
-        state.windowNumber = next.windowNumber;
-        state.count = next.count;
-      }
+    return state;
+  }
+
+  private store(key: string, state: MutableState | undefined, next: { windowNumber: number; count: number }): void {
+    if (state === undefined) {
+      this.current.set(key, { windowNumber: next.windowNumber, count: next.count });
+    } else {
+      state.windowNumber = next.windowNumber;
+      state.count = next.count;
     }
-    return decision;
   }
 
   /** Keys held now, both generations; for tests and metrics. */

@@ -4,6 +4,8 @@ import { silentLogger, type Logger } from '../../logging/logger';
 import type { WindowDecision } from '../decision';
 import type { RateLimitPolicy } from '../policy';
 import type { WindowStore } from '../window-store';
+import { assertValidAdjustment, type WindowAdjustment } from '../algorithms/fixed-window';
+import { REDIS_ADJUST_SCRIPT, REDIS_ADJUST_SHA1 } from './redis-adjust-script';
 import { REDIS_FIXED_WINDOW_SCRIPT, REDIS_FIXED_WINDOW_SHA1 } from './redis-fixed-window-script';
 import { parseRedisUrl, scrubRedisSecrets } from './redis-url';
 
@@ -57,6 +59,15 @@ export class RedisStoreError extends Error {
 type RedisClient = ReturnType<typeof createClient>;
 type CommandArgs = readonly string[];
 
+interface LuaScript {
+  readonly name: string;
+  readonly source: string;
+  readonly sha1: string;
+}
+
+const DECIDE: LuaScript = { name: 'fixed-window', source: REDIS_FIXED_WINDOW_SCRIPT, sha1: REDIS_FIXED_WINDOW_SHA1 };
+const ADJUST: LuaScript = { name: 'adjust', source: REDIS_ADJUST_SCRIPT, sha1: REDIS_ADJUST_SHA1 };
+
 /**
  * Fixed windows in Redis, one key per limited key holding "windowNumber:count".
  * Each decision is one EVALSHA of the Lua twin of `decideFixedWindow`; the
@@ -77,7 +88,7 @@ export class RedisWindowStore implements WindowStore {
   private readonly ttlMarginArg: string;
   private readonly commandTimeoutMs: number;
   private readonly logger: Logger;
-  private scriptLoading: Promise<void> | undefined;
+  private readonly scriptLoading = new Map<string, Promise<void>>();
   private scriptLoadCount = 0;
   private down = false;
   private closed = false;
@@ -152,7 +163,7 @@ export class RedisWindowStore implements WindowStore {
 
   async consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision> {
     // Built in one literal: this array is the whole hot path on our side.
-    const reply = await this.evalWindow([
+    const reply = await this.evalScript(DECIDE, [
       'EVALSHA',
       REDIS_FIXED_WINDOW_SHA1,
       '1',
@@ -164,6 +175,23 @@ export class RedisWindowStore implements WindowStore {
       this.ttlMarginArg,
     ]);
     return toDecision(reply, policy.limit);
+  }
+
+  async adjust(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
+    assertValidAdjustment(adjustment);
+    const reply = await this.evalScript(ADJUST, [
+      'EVALSHA',
+      REDIS_ADJUST_SHA1,
+      '1',
+      this.keyPrefix + key,
+      String(nowMs),
+      String(policy.windowMs),
+      String(adjustment.windowNumber),
+      String(adjustment.atLeastCount),
+      String(adjustment.deltaUnits),
+      this.ttlMarginArg,
+    ]);
+    if (typeof reply !== 'number') throw new RedisStoreError(REDIS_BAD_REPLY, 'redis adjust script returned an unexpected reply');
   }
 
   /** One PING on the store's own connection: a cheap probe for outage handling, and the bench's baseline. */
@@ -178,29 +206,33 @@ export class RedisWindowStore implements WindowStore {
     this.client.destroy();
   }
 
-  private async evalWindow(command: CommandArgs): Promise<unknown> {
+  private async evalScript(script: LuaScript, command: CommandArgs): Promise<unknown> {
     try {
       return await this.sendWithDeadline(command);
     } catch (error) {
       if (!isNoScriptError(error)) throw this.toStoreError(error);
     }
-    await this.loadScript();
+    await this.loadScript(script);
     return this.send(command);
   }
 
-  /** One SCRIPT LOAD however many calls met NOSCRIPT at once. */
-  private loadScript(): Promise<void> {
-    this.scriptLoading ??= this.send(['SCRIPT', 'LOAD', REDIS_FIXED_WINDOW_SCRIPT])
-      .then((sha) => {
-        this.scriptLoadCount += 1;
-        if (sha !== REDIS_FIXED_WINDOW_SHA1) {
-          throw new RedisStoreError(REDIS_BAD_REPLY, 'redis SCRIPT LOAD returned an unexpected SHA1 for the fixed-window script');
-        }
-      })
-      .finally(() => {
-        this.scriptLoading = undefined;
-      });
-    return this.scriptLoading;
+  /** One SCRIPT LOAD per script however many calls met NOSCRIPT at once. */
+  private loadScript(script: LuaScript): Promise<void> {
+    let loading = this.scriptLoading.get(script.sha1);
+    if (loading === undefined) {
+      loading = this.send(['SCRIPT', 'LOAD', script.source])
+        .then((sha) => {
+          this.scriptLoadCount += 1;
+          if (sha !== script.sha1) {
+            throw new RedisStoreError(REDIS_BAD_REPLY, `redis SCRIPT LOAD returned an unexpected SHA1 for the ${script.name} script`);
+          }
+        })
+        .finally(() => {
+          this.scriptLoading.delete(script.sha1);
+        });
+      this.scriptLoading.set(script.sha1, loading);
+    }
+    return loading;
   }
 
   private async send(command: CommandArgs): Promise<unknown> {

@@ -1,5 +1,5 @@
 import type { Database, DataSnapshot } from 'firebase-admin/database';
-import { decideFixedWindow } from '../algorithms/fixed-window';
+import { adjustFixedWindow, assertValidAdjustment, decideFixedWindow, type WindowAdjustment } from '../algorithms/fixed-window';
 import type { WindowDecision } from '../decision';
 import { assertValidKey } from '../key';
 import { assertValidCost, assertValidPolicy, type RateLimitPolicy } from '../policy';
@@ -130,6 +130,36 @@ export class RtdbWindowStore implements WindowStore {
     if (confirmed) this.confirming++;
     if (last === undefined) throw new Error('RTDB transaction completed without running its update function');
     return last;
+  }
+
+  /**
+   * One transaction running `adjustFixedWindow`. Aborting on the local view
+   * when it says "nothing to do" is safe here: that answer only depends on
+   * the window having passed (the clock) or on a delta of 0.
+   */
+  async adjust(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
+    assertValidKey(key);
+    assertValidPolicy(policy);
+    assertValidAdjustment(adjustment);
+    if (!Number.isFinite(nowMs)) throw new RangeError(`nowMs must be finite, got ${nowMs}`);
+    if (this.closed) throw new Error('RtdbWindowStore is closed');
+    const path = `${this.rootPath}/${key}`;
+    const { ref } = this.listeners.touch(path, () => this.database.ref(path), nowMs, policy.windowMs);
+    this.inFlight.set(path, this.inFlightAt(path) + 1);
+    try {
+      await ref.transaction(
+        (current: unknown) => {
+          const next = adjustFixedWindow(newestWindow(current), nowMs, policy, adjustment);
+          return next === null ? undefined : windowNode(next);
+        },
+        undefined,
+        false,
+      );
+    } finally {
+      const left = this.inFlightAt(path) - 1;
+      if (left > 0) this.inFlight.set(path, left);
+      else this.inFlight.delete(path);
+    }
   }
 
   /** True once the client's connection is up (`.info/connected`), false after `timeoutMs`. */
