@@ -1,10 +1,11 @@
 import type { Logger } from '../logging/logger';
 import type { LimiterMetrics } from '../metrics/limiter-metrics';
 import { decideFixedWindow } from './algorithms/fixed-window';
-import type { BackendGuard } from './backend-guard';
+import type { BackendGuard, GuardedResult } from './backend-guard';
 import type { Decision, WindowDecision } from './decision';
 import { assertValidKey } from './key';
 import { assertValidCost, assertValidPolicy, type RateLimitPolicy } from './policy';
+import { OutageLedger, type PendingReconciliation } from './outage-ledger';
 import { MemoryWindowStore } from './stores/memory-store';
 import type { BackendName, WindowStore } from './window-store';
 
@@ -48,6 +49,8 @@ export interface LimiterParts {
 
 /** Bound on the over-limit cache; past it, expired entries are swept before adding. */
 const MAX_BLOCKED_KEYS = 100_000;
+/** Reconciliation writes in flight at once when a store comes back, so recovery is not a thundering herd. */
+const RECONCILE_CONCURRENCY = 32;
 
 /**
  * Runs decisions against one store and answers from this instance's own
@@ -56,6 +59,12 @@ const MAX_BLOCKED_KEYS = 100_000;
  * A key refused by the shared store stays refused here until its window ends,
  * without another round trip: an over-limit client costs no database write
  * for the rest of its window.
+ *
+ * During an outage (fail-open) the local window starts from the last count
+ * the shared store reported for the key, and what it grants is written back
+ * into the shared window when the store answers again (see OutageLedger), so
+ * an outage inside a window admits about the limit plus what the other
+ * instances granted meanwhile, not a fresh limit per instance.
  */
 export class WindowRateLimiter implements RateLimiter {
   readonly backend: BackendName;
@@ -64,6 +73,8 @@ export class WindowRateLimiter implements RateLimiter {
 
   private readonly local = new MemoryWindowStore();
   private readonly blockedUntilMs = new Map<string, number>();
+  private readonly ledger = new OutageLedger();
+  private reconciling: Promise<void> | undefined;
 
   constructor(private readonly parts: LimiterParts) {
     assertValidPolicy(parts.policy);
@@ -85,15 +96,17 @@ export class WindowRateLimiter implements RateLimiter {
       return this.record(withSource(await store.consume(key, nowMs, policy, cost), policy, false));
     }
 
-    const blockKey = `${policy.name}:${policy.limit}:${policy.windowMs}:${key}`;
+    const blockKey = ledgerKeyOf({ policy, key });
     const blockedUntilMs = this.blockedUntilMs.get(blockKey);
     if (blockedUntilMs !== undefined) {
       if (nowMs < blockedUntilMs && cost > 0) return this.record(refusedUntil(blockedUntilMs, nowMs, policy));
       if (nowMs >= blockedUntilMs) this.blockedUntilMs.delete(blockKey);
     }
 
-    const result = await this.parts.guard.run(() => store.consume(key, nowMs, policy, cost));
+    const result = await this.consumeShared(key, blockKey, nowMs, policy, cost);
     if (result.ok) {
+      this.ledger.observeShared(blockKey, result.value, policy);
+      if (this.ledger.hasPending) void this.reconcile();
       // Only a spent window is blocked: a refusal of a cost larger than what is
       // left must not stop smaller calls that still fit.
       if (!result.value.allowed && result.value.remaining === 0 && cost > 0) this.block(blockKey, result.value.resetAtMs, nowMs);
@@ -113,8 +126,77 @@ export class WindowRateLimiter implements RateLimiter {
         windowMs: policy.windowMs,
       });
     }
-    const local = this.local.consumeSync(key, nowMs, policy, cost);
+    // Keyed like the ledger, by policy too: a tier change mid-outage must not mix two windows.
+    const floor = this.ledger.floorFor(blockKey, nowMs, policy);
+    if (floor.atLeastCount > 0) this.local.adjustSync(blockKey, nowMs, policy, floor);
+    const local = this.local.consumeSync(blockKey, nowMs, policy, cost);
+    if (local.allowed) this.ledger.grantLocally(blockKey, key, policy, floor.windowNumber, cost);
     return this.record(withSource(local, policy, false, local.allowed ? 'local_fallback' : 'limit'));
+  }
+
+  /**
+   * A key that was granted calls locally during an outage first writes them
+   * back, then asks: otherwise its first call after the outage would be
+   * judged against a window that does not yet know them.
+   */
+  private async consumeShared(key: string, blockKey: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<GuardedResult<WindowDecision>> {
+    const { guard, store } = this.parts;
+    const owed = this.ledger.take(blockKey, nowMs);
+    if (owed !== undefined) {
+      const written = await guard.run(() => store.adjust(key, nowMs, policy, owed.adjustment));
+      if (!written.ok) {
+        this.ledger.restore(blockKey, owed);
+        return written;
+      }
+    }
+    return guard.run(() => store.consume(key, nowMs, policy, cost));
+  }
+
+  /** Units granted from local windows that the shared store has not been told of yet. */
+  get unreconciledUnits(): number {
+    return this.ledger.pendingUnits;
+  }
+
+  /**
+   * Writes locally granted units into the shared windows, once at a time.
+   * Resolves when done; a write that fails is kept for the next success.
+   * A write that timed out but landed anyway is counted twice when retried:
+   * over-counting errs towards the published limit.
+   */
+  reconcile(): Promise<void> {
+    this.reconciling ??= this.writeBack().finally(() => {
+      this.reconciling = undefined;
+    });
+    return this.reconciling;
+  }
+
+  private async writeBack(): Promise<void> {
+    const nowMs = this.parts.clock();
+    const pending = this.ledger.drain(nowMs);
+    let written = 0;
+    let units = 0;
+    for (let i = 0; i < pending.length; i += RECONCILE_CONCURRENCY) {
+      await Promise.all(
+        pending.slice(i, i + RECONCILE_CONCURRENCY).map(async (item) => {
+          const result = await this.parts.guard.run(() => this.parts.store.adjust(item.key, nowMs, item.policy, item.adjustment));
+          if (result.ok) {
+            written++;
+            units += item.adjustment.deltaUnits;
+          } else {
+            this.ledger.restore(ledgerKeyOf(item), item);
+          }
+        }),
+      );
+    }
+    if (written > 0) {
+      this.parts.logger.info('calls granted from the local window during an outage were written back to the shared store', {
+        event: 'ratelimit.reconciled',
+        backend: this.backend,
+        keys: written,
+        units,
+        keysLeft: pending.length - written,
+      });
+    }
   }
 
   /** Every return of consume passes here, synchronously: metrics cost no extra promise. */
@@ -128,9 +210,12 @@ export class WindowRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
+    // Best effort, bounded by the guard's deadline: what this instance granted alone should outlive it.
+    if (this.ledger.hasPending) await this.reconcile();
     await this.parts.store.close();
     await this.local.close();
     this.blockedUntilMs.clear();
+    this.ledger.clear();
   }
 
   private block(blockKey: string, untilMs: number, nowMs: number): void {
@@ -144,6 +229,10 @@ export class WindowRateLimiter implements RateLimiter {
     }
     this.blockedUntilMs.set(blockKey, untilMs);
   }
+}
+
+function ledgerKeyOf(item: Pick<PendingReconciliation, 'policy' | 'key'>): string {
+  return `${item.policy.name}:${item.policy.limit}:${item.policy.windowMs}:${item.key}`;
 }
 
 // Built field by field: on Node 20 a spread plus extra properties costs about

@@ -1,0 +1,209 @@
+import fc from 'fast-check';
+import type { WindowAdjustment } from '../../src/limiter/algorithms/fixed-window';
+import type { BackendGuard, GuardedResult } from '../../src/limiter/backend-guard';
+import type { WindowDecision } from '../../src/limiter/decision';
+import type { RateLimitPolicy } from '../../src/limiter/policy';
+import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
+import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
+import type { WindowStore } from '../../src/limiter/window-store';
+import { createCapturingLogger, silentLogger } from '../../src/logging/logger';
+
+const WINDOW_MS = 60_000;
+const policy: RateLimitPolicy = { name: 'default', limit: 10, windowMs: WINDOW_MS };
+const T0 = 1_000 * WINDOW_MS + 1_000;
+
+/** The shared database: one counter table every instance talks to, which can go down or restart empty. */
+class SharedDatabase {
+  down = false;
+  table = new MemoryWindowStore();
+  restartEmpty(): void {
+    this.table = new MemoryWindowStore();
+  }
+  /** Spent units of `key` in the window of `nowMs`, read without spending. */
+  async spent(key: string, nowMs: number): Promise<number> {
+    const d = await this.table.consume(key, nowMs, { ...policy, limit: 1_000_000 }, 0);
+    return 1_000_000 - d.remaining;
+  }
+}
+
+/** One instance's connection to the shared database. */
+class Connection implements WindowStore {
+  readonly backend = 'redis' as const;
+  readonly shared = true;
+  adjusts = 0;
+  constructor(private readonly db: SharedDatabase) {}
+  consume(key: string, nowMs: number, p: RateLimitPolicy, cost: number): Promise<WindowDecision> {
+    return this.db.down ? Promise.reject(new Error('down')) : this.db.table.consume(key, nowMs, p, cost);
+  }
+  adjust(key: string, nowMs: number, p: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
+    if (this.db.down) return Promise.reject(new Error('down'));
+    this.adjusts++;
+    return this.db.table.adjust(key, nowMs, p, adjustment);
+  }
+  async close(): Promise<void> {}
+}
+
+/** Every call reaches the store; a failure is reported, nothing more. The outage guard has tests of its own. */
+const passThrough: BackendGuard = {
+  async run<T>(call: () => Promise<T>): Promise<GuardedResult<T>> {
+    try {
+      return { ok: true, value: await call() };
+    } catch (error) {
+      return { ok: false, cause: 'error', error };
+    }
+  },
+};
+
+function instances(count: number, db: SharedDatabase, clock: { nowMs: number }, logger = silentLogger) {
+  return Array.from({ length: count }, () => {
+    const store = new Connection(db);
+    const limiter = new WindowRateLimiter({ store, guard: passThrough, policy, failurePolicy: 'fail-open', clock: () => clock.nowMs, logger });
+    return { store, limiter };
+  });
+}
+
+async function admitted(limiter: WindowRateLimiter, calls: number, key = 'tok_a'): Promise<number> {
+  let allowed = 0;
+  for (let i = 0; i < calls; i++) if ((await limiter.consume(key)).allowed) allowed++;
+  return allowed;
+}
+
+describe('fail-open outage accounting', () => {
+  test('a local window starts from the last shared count this instance knew, not from zero', async () => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const [a] = instances(1, db, clock);
+    expect(await admitted(a!.limiter, 7)).toBe(7);
+    db.down = true;
+    const during = await a!.limiter.consume('tok_a');
+    expect(during).toMatchObject({ allowed: true, shared: false, remaining: 2 });
+    expect(await admitted(a!.limiter, 10)).toBe(2);
+  });
+
+  test('units granted locally are written back when the store answers again, before that key is judged', async () => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const [a] = instances(1, db, clock);
+    await admitted(a!.limiter, 3);
+    db.down = true;
+    expect(await admitted(a!.limiter, 4)).toBe(4);
+    expect(a!.limiter.unreconciledUnits).toBe(4);
+    db.down = false;
+    const after = await a!.limiter.consume('tok_a');
+    expect(after).toMatchObject({ allowed: true, shared: true, remaining: 2 });
+    expect(await db.spent('tok_a', clock.nowMs)).toBe(8);
+    expect(a!.limiter.unreconciledUnits).toBe(0);
+  });
+
+  test('keys not called again are reconciled in the background on the first shared success', async () => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const logger = createCapturingLogger();
+    const [a] = instances(1, db, clock, logger);
+    db.down = true;
+    await admitted(a!.limiter, 3, 'tok_idle');
+    db.down = false;
+    await a!.limiter.consume('tok_other');
+    await a!.limiter.reconcile();
+    expect(await db.spent('tok_idle', clock.nowMs)).toBe(3);
+    expect(logger.entries.filter((e) => e.fields.event === 'ratelimit.reconciled')).toHaveLength(1);
+  });
+
+  test('a failed write-back is kept and retried, merged with what was granted since', async () => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const [a] = instances(1, db, clock);
+    db.down = true;
+    await admitted(a!.limiter, 2);
+    await a!.limiter.reconcile(); // fails: still down
+    await admitted(a!.limiter, 1);
+    expect(a!.limiter.unreconciledUnits).toBe(3);
+    db.down = false;
+    await a!.limiter.reconcile();
+    expect(await db.spent('tok_a', clock.nowMs)).toBe(3);
+  });
+
+  test('grants of a window that has passed are dropped, not written into the next one', async () => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const [a] = instances(1, db, clock);
+    db.down = true;
+    await admitted(a!.limiter, 5);
+    clock.nowMs += WINDOW_MS;
+    db.down = false;
+    expect(await a!.limiter.consume('tok_a')).toMatchObject({ allowed: true, remaining: 9 });
+    expect(a!.limiter.unreconciledUnits).toBe(0);
+  });
+
+  test('a store that restarted empty relearns the count the instance knew plus what it granted', async () => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const [a] = instances(1, db, clock);
+    await admitted(a!.limiter, 6);
+    db.down = true;
+    await admitted(a!.limiter, 2);
+    db.restartEmpty();
+    db.down = false;
+    expect(await a!.limiter.consume('tok_a')).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await admitted(a!.limiter, 5)).toBe(1);
+  });
+
+  test('closing the limiter writes back what it granted alone', async () => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const [a] = instances(1, db, clock);
+    db.down = true;
+    await admitted(a!.limiter, 4);
+    db.down = false;
+    await a!.limiter.close();
+    expect(await db.spent('tok_a', clock.nowMs)).toBe(4);
+  });
+
+  test.each([
+    // [name, calls before the outage per instance, calls during, calls after, restart empty, most admitted]
+    // most = shared count C + sum over instances of (limit - the count that instance last saw): each
+    // instance can only hold back what it knew; what the others granted meanwhile it cannot know.
+    ['two instances, outage mid-window', [2, 2], [20, 20], [10, 10], false, 18],
+    ['two instances, outage at the window start', [0, 0], [20, 20], [10, 10], false, 20],
+    ['two instances, the database restarts empty', [2, 2], [20, 20], [10, 10], true, 18],
+    ['three instances, most of the window spent before (they saw 3, 6 and 9)', [3, 3, 3], [20, 20, 20], [10, 10, 10], false, 21],
+  ] as const)('%s: admitted per window stays within instances x limit and nothing after recovery', async (_name, before, during, after, restart, most) => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const all = instances(before.length, db, clock);
+    let total = 0;
+    for (const [i, n] of before.entries()) total += await admitted(all[i]!.limiter, n);
+    db.down = true;
+    for (const [i, n] of during.entries()) total += await admitted(all[i]!.limiter, n);
+    if (restart) db.restartEmpty();
+    db.down = false;
+    let afterRecovery = 0;
+    for (const [i, n] of after.entries()) afterRecovery += await admitted(all[i]!.limiter, n);
+    total += afterRecovery;
+    expect(total).toBeLessThanOrEqual(most);
+    expect(total).toBeLessThanOrEqual(before.length * policy.limit);
+    expect(afterRecovery).toBe(0);
+  });
+
+  test('property: once reconciled, the shared window has spent exactly what every instance admitted', async () => {
+    const step = fc.record({ instance: fc.integer({ min: 0, max: 2 }), down: fc.boolean(), cost: fc.integer({ min: 0, max: 3 }) });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 60 }), async (steps) => {
+        const db = new SharedDatabase();
+        const clock = { nowMs: T0 };
+        const all = instances(3, db, clock);
+        let admittedUnits = 0;
+        for (const s of steps) {
+          db.down = s.down;
+          const d = await all[s.instance]!.limiter.consume('tok_p', { cost: s.cost });
+          if (d.allowed) admittedUnits += s.cost;
+        }
+        db.down = false;
+        for (const { limiter } of all) await limiter.reconcile();
+        expect(await db.spent('tok_p', clock.nowMs)).toBe(admittedUnits);
+        expect(admittedUnits).toBeLessThanOrEqual(3 * policy.limit);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
