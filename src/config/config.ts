@@ -23,6 +23,8 @@ export interface Config {
     readonly defaultTier: RateLimitPolicy;
     /** Failed authentication attempts per client address. */
     readonly authFailures: RateLimitPolicy;
+    /** Requests per client address without a known-valid token, per instance. */
+    readonly unauthenticated: RateLimitPolicy;
     readonly timeoutMs: number;
     readonly failurePolicy: FailurePolicy;
     readonly probeIntervalMs: number;
@@ -136,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       tiers,
       defaultTier: tiers[0] as RateLimitPolicy,
       authFailures: { name: 'auth-failures', limit: v.AUTH_FAILURES_PER_MINUTE, windowMs: MINUTE_MS },
+      unauthenticated: { name: 'unauthenticated', limit: 60, windowMs: MINUTE_MS },
       timeoutMs: v.RATE_LIMIT_TIMEOUT_MS,
       failurePolicy: v.RATE_LIMIT_FAILURE_POLICY,
       probeIntervalMs: v.RATE_LIMIT_PROBE_INTERVAL_MS,

@@ -19,17 +19,28 @@ export interface AuthMiddlewareOptions {
   readonly authFailureLimiter: RateLimiter;
   /** The failure budget (`config.rateLimit.authFailures`). Default: the limiter's own policy. */
   readonly authFailurePolicy?: RateLimitPolicy;
+  /**
+   * Requests per client address that arrive without a token this instance
+   * already knows to be valid (`config.rateLimit.unauthenticated`): a memory
+   * limiter, so the flood it stops costs no shared-store write.
+   */
+  readonly unauthenticatedLimiter: RateLimiter;
   /** Proxies in front of the service whose X-Forwarded-For entries are trusted (`TRUST_PROXY_HOPS`). */
   readonly trustProxyHops: number;
   /** The scope a token needs here, e.g. 'mcp'. */
   readonly requiredScope: string;
   readonly logger: Logger;
+  /** Told of every request that did not authenticate; default none. */
+  readonly metrics?: { authFailure(reason: AuthRefusalReason): void };
   /** Injected time for the headers' relative seconds; default Date.now. */
   readonly clock?: () => number;
 }
 
 /** Why a request was not authenticated; logged with the address, and given to the client in `error.data.reason`. */
 export type AuthFailureReason = 'missing_token' | 'malformed_token' | 'invalid_token';
+
+/** Every way this middleware turns a request away, for metrics. */
+export type AuthRefusalReason = AuthFailureReason | 'repeated_invalid_token' | 'auth_failures' | 'unauthenticated_limit' | 'insufficient_scope' | 'store_unavailable';
 
 /** The verified token, for handlers after this middleware. */
 export function tokenOf(res: Response): AuthenticatedToken | undefined {
@@ -43,95 +54,145 @@ export function authFailureKey(address: string): string {
 }
 
 /**
- * Bearer authentication for /mcp, in this order:
+ * Bearer authentication for /mcp. It reads only headers, so it runs before
+ * the body is read: an unauthenticated request costs a hash at most.
  *
- * 1. The client address's failure budget is read (cost 0). When it is spent,
- *    429 with the budget's headers, before any token is looked at: a valid
- *    token from a blocked address is refused too, so a guesser learns nothing
- *    from its next guesses (a shared NAT waits out the window with it, at
- *    most one window).
- * 2. No Authorization header → 401 `WWW-Authenticate: Bearer realm="firelimit"`.
- *    Not counted as a failure: MCP clients ask without credentials first to
- *    discover how to authenticate.
- * 3. A malformed, unknown or revoked token → 401 with `error="invalid_token"`;
- *    counts 1 against the address. The attempt that spends the last unit is
- *    still answered 401; the next is 429.
- * 4. A token store failure → 503 with Retry-After, not counted: the client's
- *    token may well be good.
- * 5. A token without `requiredScope` → 403 `error="insufficient_scope"`; not
- *    counted (the token is genuine).
- * 6. Otherwise `res.locals.token` is set and the request continues to the
+ * 1. A token this instance verified within the cache TTL: the address's
+ *    failure budget is read (cost 0); spent → 429, else on to the scope check.
+ *    A blocked address is refused even a valid token, so a guesser learns
+ *    nothing from its next guesses (a shared NAT waits out the window with it).
+ * 2. Anything else first spends one unit of the address's unauthenticated
+ *    budget, a local limiter (429 `unauthenticated_limit` when spent); a
+ *    request that then authenticates gets it back.
+ * 3. No Authorization header → 401 `WWW-Authenticate: Bearer realm="firelimit"`.
+ *    Not a failed sign-in: MCP clients ask without credentials first.
+ * 4. A secret this instance already found unknown or revoked within the TTL →
+ *    401 `invalid_token`, not charged again (repeating one wrong secret is
+ *    not guessing: a client reconnecting with a stale token must not lock out
+ *    its address), but refused 429 if the address's budget is spent.
+ * 5. A malformed or not-yet-seen secret: one failed sign-in is reserved
+ *    (charged) before the secret is checked, atomically on the shared store,
+ *    so a parallel burst cannot verify more guesses than the budget holds.
+ *    Refused → 429 and the secret is never looked up. Then:
+ *    - unknown or revoked → 401 `invalid_token`; the reservation stands;
+ *    - token store failure → 503 with Retry-After; the reservation is refunded;
+ *    - valid → the reservation is refunded.
+ *    With a fail-closed backend that is down, nothing can be reserved: 503.
+ * 6. A token without `requiredScope` → 403 `insufficient_scope` (genuine, not a failure).
+ * 7. Otherwise `res.locals.token` is set and the request goes on to the
  *    per-token limiter, so no unauthenticated request reaches a per-token counter.
  *
- * Every refusal is a JSON-RPC error object carrying the request's id when the
- * body parsed (the app parses JSON before this runs). Logs name the address
- * and the reason, never the header, the token or its hash.
+ * Every refusal is a JSON-RPC error object (id null when the body has not
+ * been read). Logs name the address and the reason, never the header, the
+ * token or its hash.
  */
 export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHandler {
   const clock = options.clock ?? Date.now;
   const policy = options.authFailurePolicy ?? options.authFailureLimiter.policy;
   const { verifier, logger, requiredScope } = options;
-  const limiter = options.authFailureLimiter;
+  const failures = options.authFailureLimiter;
+  const unauthenticated = options.unauthenticatedLimiter;
+  const count = (reason: AuthRefusalReason): void => options.metrics?.authFailure(reason);
 
   return async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
     const address = clientAddress({ forwardedFor: req.headers['x-forwarded-for'], socketAddress: req.socket.remoteAddress }, options.trustProxyHops);
     const key = authFailureKey(address);
     const id = requestIdOf(req.body);
     try {
-      const budget = await limiter.consume(key, { cost: 0, policy });
-      if (isSpent(budget)) {
-        refuseTooManyFailures(res, id, asRefusal(budget, clock()), clock());
+      const credential = bearerCredential(req.headers.authorization);
+      const wellFormed = typeof credential === 'string' && isWellFormedSecret(credential);
+      const cached = wellFormed ? verifier.peek(credential) : undefined;
+
+      if (cached?.kind === 'valid') {
+        const budget = await failures.consume(key, { cost: 0, policy });
+        if (isSpent(budget)) {
+          count('auth_failures');
+          refuseTooManyFailures(res, id, asRefusal(budget, clock()), clock());
+          return;
+        }
+        admit(res, next, cached.token, address);
         return;
       }
 
-      const credential = bearerCredential(req.headers.authorization);
+      const anonymous = await unauthenticated.consume(key);
+      if (!anonymous.allowed) {
+        count('unauthenticated_limit');
+        refuseUnauthenticated(res, id, anonymous, clock());
+        return;
+      }
+
       if (credential === undefined) {
+        count('missing_token');
         unauthorized(res, id, 'missing_token');
         return;
       }
 
-      const wellFormed = credential !== null && isWellFormedSecret(credential);
+      if (cached?.kind === 'invalid') {
+        const budget = await failures.consume(key, { cost: 0, policy });
+        count('repeated_invalid_token');
+        if (isSpent(budget)) {
+          refuseTooManyFailures(res, id, asRefusal(budget, clock()), clock());
+          return;
+        }
+        unauthorized(res, id, 'invalid_token');
+        return;
+      }
+
+      const reservation = await failures.consume(key, { cost: 1, policy });
+      if (!reservation.allowed) {
+        if (reservation.reason === 'backend_unavailable') {
+          count('store_unavailable');
+          logger.warn('failed sign-in budget cannot be counted (fail-closed backend down); answering 503', { address });
+          unavailable(res, id, 'Sign-in attempts cannot be counted right now; retry after 1 s.');
+          return;
+        }
+        count('auth_failures');
+        refuseTooManyFailures(res, id, reservation, clock());
+        return;
+      }
+
       let token: AuthenticatedToken | undefined;
       if (wellFormed) {
         try {
           token = await verifier.verify(credential);
         } catch (error) {
+          await failures.refund(key, reservation, { cost: 1, policy });
+          count('store_unavailable');
           // Class and code only, of the store's own error: its message could quote the query, and the query holds a hash.
           logger.error('token store unavailable; answering 503', { address, error: describeError(error instanceof Error && error.cause !== undefined ? error.cause : error) });
-          res.setHeader('Retry-After', '1');
-          sendJsonRpcError(res, 503, jsonRpcError(id, JsonRpcCode.BackendUnavailable, 'Token verification is temporarily unavailable; retry after 1 s.', { retryAfterSeconds: 1 }));
+          unavailable(res, id, 'Token verification is temporarily unavailable; retry after 1 s.');
           return;
         }
       }
       if (token === undefined) {
         const reason: AuthFailureReason = wellFormed ? 'invalid_token' : 'malformed_token';
-        const decision = await limiter.consume(key, { cost: 1, policy });
-        logger.info('authentication failed', { address, reason, failuresRemaining: decision.remaining });
-        if (!decision.allowed && decision.reason !== 'backend_unavailable') {
-          // Another instance spent the budget meanwhile: tell the client to back off now.
-          refuseTooManyFailures(res, id, decision, clock());
-          return;
-        }
-        if (decision.remaining === 0 && decision.allowed) {
-          logger.warn('client address used up its authentication failure budget', { address, retryAfterSeconds: secondsUntil(decision.resetAtMs - clock()) });
+        count(reason);
+        logger.info('authentication failed', { address, reason, failuresRemaining: reservation.remaining });
+        if (reservation.remaining === 0) {
+          logger.warn('client address used up its authentication failure budget', { address, retryAfterSeconds: secondsUntil(reservation.resetAtMs - clock()) });
         }
         unauthorized(res, id, reason);
         return;
       }
 
-      if (!token.scopes.includes(requiredScope)) {
-        logger.info('token lacks the required scope', { address, tokenId: token.id, requiredScope });
-        res.setHeader('WWW-Authenticate', `Bearer realm="${AUTH_REALM}", error="insufficient_scope", scope="${requiredScope}"`);
-        sendJsonRpcError(res, 403, jsonRpcError(id, JsonRpcCode.Forbidden, `This token lacks the "${requiredScope}" scope.`, { reason: 'insufficient_scope', requiredScope }));
-        return;
-      }
-
-      (res.locals as { token?: AuthenticatedToken }).token = token;
-      next();
+      await Promise.all([failures.refund(key, reservation, { cost: 1, policy }), unauthenticated.refund(key, anonymous)]);
+      admit(res, next, token, address);
     } catch (error) {
       next(error);
     }
   };
+
+  function admit(res: Response, next: NextFunction, token: AuthenticatedToken, address: string): void {
+    if (!token.scopes.includes(requiredScope)) {
+      count('insufficient_scope');
+      logger.info('token lacks the required scope', { address, tokenId: token.id, requiredScope });
+      res.setHeader('WWW-Authenticate', `Bearer realm="${AUTH_REALM}", error="insufficient_scope", scope="${requiredScope}"`);
+      sendJsonRpcError(res, 403, jsonRpcError(requestIdOf(res.req.body), JsonRpcCode.Forbidden, `This token lacks the "${requiredScope}" scope.`, { reason: 'insufficient_scope', requiredScope }));
+      return;
+    }
+    (res.locals as { token?: AuthenticatedToken }).token = token;
+    next();
+  }
 }
 
 /**
@@ -162,6 +223,26 @@ function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason:
       ? 'Authentication required: send Authorization: Bearer <token>.'
       : 'The bearer token is malformed, unknown or revoked.';
   sendJsonRpcError(res, 401, jsonRpcError(id, JsonRpcCode.Unauthorized, message, { reason }));
+}
+
+function unavailable(res: Response, id: ReturnType<typeof requestIdOf>, message: string): void {
+  res.setHeader('Retry-After', '1');
+  sendJsonRpcError(res, 503, jsonRpcError(id, JsonRpcCode.BackendUnavailable, message, { retryAfterSeconds: 1 }));
+}
+
+function refuseUnauthenticated(res: Response, id: ReturnType<typeof requestIdOf>, decision: Decision, nowMs: number): void {
+  setRateLimitHeaders(res, decision, nowMs);
+  const retryAfterSeconds = secondsUntil(decision.retryAfterMs);
+  sendJsonRpcError(
+    res,
+    429,
+    jsonRpcError(id, JsonRpcCode.RateLimited, `Too many requests without a valid token from this address. Retry after ${retryAfterSeconds} s.`, {
+      reason: 'unauthenticated_limit',
+      retryAfterSeconds,
+      limit: decision.limit,
+      windowSeconds: Math.round(decision.windowMs / 1000),
+    }),
+  );
 }
 
 function refuseTooManyFailures(res: Response, id: ReturnType<typeof requestIdOf>, decision: Decision, nowMs: number): void {

@@ -81,14 +81,14 @@ export class OutageLedger {
     return { windowNumber, atLeastCount, deltaUnits: 0 };
   }
 
-  /** Records units granted from the local window, to be written back later. */
+  /** Records units granted from the local window, to be written back later; negative units give some back. */
   grantLocally(ledgerKey: string, key: string, policy: RateLimitPolicy, windowNumber: number, units: number): void {
-    if (units <= 0) return;
     const entry = this.granted.get(ledgerKey);
     if (entry !== undefined && entry.windowNumber === windowNumber) {
-      entry.units += units;
+      entry.units = Math.max(0, entry.units + units);
       return;
     }
+    if (units <= 0) return;
     const known = this.known.get(ledgerKey);
     const atLeastCount = known !== undefined && known.windowNumber === windowNumber ? known.count : 0;
     this.granted.delete(ledgerKey);

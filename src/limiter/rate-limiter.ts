@@ -25,6 +25,13 @@ export interface RateLimiter {
   readonly failurePolicy: FailurePolicy;
   consume(key: string, options?: ConsumeOptions): Promise<Decision>;
   /**
+   * Gives back what an allowed decision spent, in the window it spent it in:
+   * a reservation that turned out not to be needed (a sign-in that was
+   * valid). Best effort: a refund the store cannot take is dropped, which
+   * errs towards the limit. Pass the same options as the consume.
+   */
+  refund(key: string, spent: Decision, options?: ConsumeOptions): Promise<void>;
+  /**
    * Waits, at most `timeoutMs`, for the backend's connection. A service awaits
    * it before taking traffic, so its first requests do not open an outage
    * just because a client was still connecting. False: not ready in time
@@ -197,6 +204,29 @@ export class WindowRateLimiter implements RateLimiter {
         keysLeft: pending.length - written,
       });
     }
+  }
+
+  async refund(key: string, spent: Decision, options: ConsumeOptions = {}): Promise<void> {
+    const cost = options.cost ?? 1;
+    const policy = options.policy ?? this.policy;
+    assertValidKey(key);
+    assertValidCost(cost);
+    if (!spent.allowed || cost === 0) return;
+    const adjustment = { windowNumber: Math.floor((spent.resetAtMs - 1) / policy.windowMs), atLeastCount: 0, deltaUnits: -cost };
+    const nowMs = this.parts.clock();
+    const { store } = this.parts;
+    if (!store.shared) {
+      await store.adjust(key, nowMs, policy, adjustment);
+      return;
+    }
+    const ledgerKey = ledgerKeyOf({ policy, key });
+    if (!spent.shared) {
+      // Granted from the local window during an outage: give it back there, and owe the shared store less.
+      this.local.adjustSync(ledgerKey, nowMs, policy, adjustment);
+      this.ledger.grantLocally(ledgerKey, key, policy, adjustment.windowNumber, -cost);
+      return;
+    }
+    await this.parts.guard.run(() => store.adjust(key, nowMs, policy, adjustment));
   }
 
   /** Every return of consume passes here, synchronously: metrics cost no extra promise. */

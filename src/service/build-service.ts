@@ -9,6 +9,7 @@ import type { RateLimitPolicy } from '../limiter/policy';
 import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../logging/logger';
 import { createRequestLogMiddleware } from '../logging/request-log-middleware';
+import { AuthMetrics } from '../metrics/auth-metrics';
 import { LimiterMetrics } from '../metrics/limiter-metrics';
 import { CachedTokenVerifier } from '../tokens/cached-token-verifier';
 import { createTokenStore } from '../tokens/create-token-store';
@@ -21,6 +22,8 @@ export interface Service {
   readonly app: Express;
   readonly limiter: RateLimiter;
   readonly authFailureLimiter: RateLimiter;
+  /** Requests without a known-valid token, per address, on this instance only. */
+  readonly unauthenticatedLimiter: RateLimiter;
   readonly tokenStore: TokenStore;
   readonly metrics: LimiterMetrics;
   /** Closes limiters, the token store and the Firebase app; call after HTTP has drained. */
@@ -63,6 +66,9 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       namespace: 'authFailures',
     });
     opened.push(authFailureLimiter);
+    // Local on purpose: what it stops is a flood, and counting a flood in the shared store would be the flood's goal.
+    const unauthenticatedLimiter = await createRateLimiter({ backend: 'memory', policy: config.rateLimit.unauthenticated, clock: options.clock });
+    opened.push(unauthenticatedLimiter);
     // Connect before taking traffic: a request that arrived while a client was
     // still connecting would open an outage for a whole probe interval.
     const ready = await Promise.all([limiter.whenReady(config.rateLimit.timeoutMs), authFailureLimiter.whenReady(config.rateLimit.timeoutMs)]);
@@ -86,6 +92,8 @@ export async function buildService(config: Config, options: BuildServiceOptions)
         verifier,
         authFailureLimiter,
         authFailurePolicy: config.rateLimit.authFailures,
+        unauthenticatedLimiter,
+        metrics: new AuthMetrics(metrics.registry),
         trustProxyHops: config.http.trustProxyHops,
         requiredScope: MCP_SCOPE,
         logger,
@@ -99,6 +107,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       app,
       limiter,
       authFailureLimiter,
+      unauthenticatedLimiter,
       tokenStore,
       metrics,
       release,

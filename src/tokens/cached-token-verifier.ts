@@ -1,4 +1,4 @@
-import type { AuthenticatedToken, TokenRecord, TokenStore, TokenVerifier } from './token-record';
+import type { AuthenticatedToken, CachedVerdict, TokenRecord, TokenStore, TokenVerifier } from './token-record';
 import { toAuthenticatedToken } from './token-record-schema';
 import { hashesEqual, hashSecret, isWellFormedSecret } from './token-secret';
 
@@ -23,6 +23,9 @@ export class TokenStoreUnavailableError extends Error {
     super('the token store could not be read');
   }
 }
+
+const INVALID: CachedVerdict = { kind: 'invalid' };
+const UNKNOWN: CachedVerdict = { kind: 'unknown' };
 
 interface Entry {
   readonly token: AuthenticatedToken | undefined;
@@ -131,6 +134,15 @@ export class CachedTokenVerifier implements TokenVerifier {
     const lookup = this.lookUp(hash, nowMs).finally(() => this.inFlight.delete(hash));
     this.inFlight.set(hash, lookup);
     return lookup;
+  }
+
+  peek(secret: string): CachedVerdict {
+    if (typeof secret !== 'string' || !isWellFormedSecret(secret)) return INVALID;
+    const hash = hashSecret(secret);
+    const nowMs = this.clock();
+    const valid = this.valid.get(hash, nowMs);
+    if (valid?.token !== undefined) return { kind: 'valid', token: valid.token };
+    return this.invalid.get(hash, nowMs) !== undefined ? INVALID : UNKNOWN;
   }
 
   /** Forgets everything, e.g. after this instance itself revoked a token. */

@@ -44,6 +44,19 @@ export interface TokenStore {
 }
 
 /** Turns a presented secret into a token, or undefined (unknown, revoked, malformed). */
+/**
+ * What a verifier already knows of a secret without asking its store:
+ * `valid` and `invalid` are answers still within their cache TTL; `unknown`
+ * means verifying it would be a store lookup (a new guess, as far as the
+ * failed sign-in limit is concerned).
+ */
+export type CachedVerdict =
+  | { readonly kind: 'valid'; readonly token: AuthenticatedToken }
+  | { readonly kind: 'invalid' }
+  | { readonly kind: 'unknown' };
+
 export interface TokenVerifier {
   verify(secret: string): Promise<AuthenticatedToken | undefined>;
+  /** A synchronous look at the cache; never reads the store. */
+  peek(secret: string): CachedVerdict;
 }

@@ -15,12 +15,14 @@ import os from 'node:os';
 import path from 'node:path';
 
 const FAILURES_PER_MINUTE = 3;
+const UNAUTHENTICATED_PER_MINUTE = 20;
 // 10 s into a minute window, so the window ends 50 s later.
 const NOW_MS = 1_700_000_050_000;
 
 interface Harness {
   app: Express;
   limiter: RateLimiter;
+  unauthenticated: RateLimiter;
   logger: ReturnType<typeof createCapturingLogger>;
   good: string;
   noScope: string;
@@ -47,10 +49,16 @@ async function build(options: { verifier?: TokenVerifier } = {}): Promise<Harnes
       calls++;
       return (options.verifier ?? cached).verify(secret);
     },
+    peek: (secret) => (options.verifier ?? cached).peek(secret),
   };
   const limiter = await createRateLimiter({
     backend: 'memory',
     policy: { name: 'auth-failures', limit: FAILURES_PER_MINUTE, windowMs: 60_000 },
+    clock: () => NOW_MS,
+  });
+  const unauthenticated = await createRateLimiter({
+    backend: 'memory',
+    policy: { name: 'unauthenticated', limit: UNAUTHENTICATED_PER_MINUTE, windowMs: 60_000 },
     clock: () => NOW_MS,
   });
   const logger = createCapturingLogger();
@@ -58,13 +66,13 @@ async function build(options: { verifier?: TokenVerifier } = {}): Promise<Harnes
   app.use(express.json());
   app.post(
     '/mcp',
-    createAuthMiddleware({ verifier: counting, authFailureLimiter: limiter, trustProxyHops: 1, requiredScope: 'mcp', logger, clock: () => NOW_MS }),
+    createAuthMiddleware({ verifier: counting, authFailureLimiter: limiter, unauthenticatedLimiter: unauthenticated, trustProxyHops: 1, requiredScope: 'mcp', logger, clock: () => NOW_MS }),
     (_req, res) => {
       const token = tokenOf(res) as AuthenticatedToken;
       res.json({ ok: true, tokenId: token.id, tier: token.tier });
     },
   );
-  return { app, limiter, logger, good, noScope, revoked: revokedToken.secret, store, verifications: () => calls };
+  return { app, limiter, unauthenticated, logger, good, noScope, revoked: revokedToken.secret, store, verifications: () => calls };
 }
 
 beforeEach(async () => {
@@ -73,6 +81,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await harness.limiter.close();
+  await harness.unauthenticated.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -199,7 +208,7 @@ describe('auth middleware before the per-token limiter', () => {
     app.use(express.json());
     app.post(
       '/mcp',
-      createAuthMiddleware({ verifier: new CachedTokenVerifier({ store: harness.store }), authFailureLimiter: harness.limiter, trustProxyHops: 1, requiredScope: 'mcp', logger: harness.logger }),
+      createAuthMiddleware({ verifier: new CachedTokenVerifier({ store: harness.store }), authFailureLimiter: harness.limiter, unauthenticatedLimiter: harness.unauthenticated, trustProxyHops: 1, requiredScope: 'mcp', logger: harness.logger }),
       createRateLimitMiddleware({ limiter: perToken, key: (_req, res) => { const id = (tokenOf(res) as AuthenticatedToken).id; keys.push(id); return id; } }),
       (_req, res) => res.json({ ok: true }),
     );
@@ -241,5 +250,68 @@ describe('auth middleware: store failures and logs', () => {
       ]),
     );
     for (const secret of [unknown.secret, unknown.secretHash, harness.good, 'malformed-secret-value-xyz', 'Bearer']) expect(logged).not.toContain(secret);
+  });
+});
+
+describe('auth middleware: a failed sign-in is reserved before the secret is checked', () => {
+  it('a parallel burst of 200 guesses verifies no more secrets than the budget holds, and a valid token inside it is no exception', async () => {
+    const guesses = Array.from({ length: 200 }, (_, i) => (i === 100 ? harness.good : generateToken().secret));
+    const answers = await Promise.all(guesses.map((secret) => call(secret)));
+    const statuses = answers.map((res) => res.status);
+    expect(harness.verifications()).toBeLessThanOrEqual(FAILURES_PER_MINUTE);
+    expect(statuses.filter((s) => s === 401 || s === 200).length).toBeLessThanOrEqual(FAILURES_PER_MINUTE);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(200 - FAILURES_PER_MINUTE);
+  });
+
+  it('a valid token that had to be looked up gets its reservation back', async () => {
+    for (let i = 0; i < FAILURES_PER_MINUTE; i++) expect((await call(generateToken().secret, `198.51.100.${i + 1}`)).status).toBe(401);
+    expect((await call(harness.good)).status).toBe(200);
+    expect((await harness.limiter.consume(authFailureKey('203.0.113.7'), { cost: 0 })).remaining).toBe(FAILURES_PER_MINUTE);
+    expect((await harness.unauthenticated.consume(authFailureKey('203.0.113.7'), { cost: 0 })).remaining).toBe(UNAUTHENTICATED_PER_MINUTE);
+  });
+
+  it('repeating one wrong secret (a client reconnecting with a revoked token) is charged once, not per attempt', async () => {
+    for (let i = 0; i < FAILURES_PER_MINUTE * 3; i++) expect((await call(harness.revoked)).status).toBe(401);
+    expect((await harness.limiter.consume(authFailureKey('203.0.113.7'), { cost: 0 })).remaining).toBe(FAILURES_PER_MINUTE - 1);
+    expect(harness.verifications()).toBe(1);
+  });
+
+  it('a repeated wrong secret from an address whose budget is spent is refused 429 too', async () => {
+    const stale = generateToken().secret;
+    expect((await call(stale)).status).toBe(401);
+    for (let i = 1; i < FAILURES_PER_MINUTE; i++) await call(generateToken().secret);
+    expect((await call(stale)).status).toBe(429);
+  });
+
+  it('a store failure gives the reservation back, so an outage of the token store locks nobody out', async () => {
+    const failing: TokenVerifier = {
+      verify: () => Promise.reject(new Error('unavailable')),
+      peek: () => ({ kind: 'unknown' }),
+    };
+    await harness.limiter.close();
+    harness = await build({ verifier: failing });
+    for (let i = 0; i < FAILURES_PER_MINUTE * 2; i++) expect((await call(generateToken().secret)).status).toBe(503);
+    expect((await harness.limiter.consume(authFailureKey('203.0.113.7'), { cost: 0 })).remaining).toBe(FAILURES_PER_MINUTE);
+  });
+});
+
+describe('auth middleware: requests without a known-valid token are limited per address on this instance', () => {
+  it(`answers the ${UNAUTHENTICATED_PER_MINUTE + 1}th request without a token 429 unauthenticated_limit, with Retry-After`, async () => {
+    for (let i = 0; i < UNAUTHENTICATED_PER_MINUTE; i++) expect((await call(undefined)).status).toBe(401);
+    const res = await call(undefined);
+    expect(res.status).toBe(429);
+    expect(res.headers['retry-after']).toBe('50');
+    expect(res.body).toMatchObject({ error: { code: -32029, data: { reason: 'unauthenticated_limit', limit: UNAUTHENTICATED_PER_MINUTE } } });
+  });
+
+  it('lets a token this instance already verified through an address that is flooding without one', async () => {
+    expect((await call(harness.good)).status).toBe(200);
+    for (let i = 0; i < UNAUTHENTICATED_PER_MINUTE + 5; i++) await call(undefined);
+    expect((await call(harness.good)).status).toBe(200);
+  });
+
+  it('counts repeated wrong secrets against it, so replaying one bad secret is bounded too', async () => {
+    for (let i = 0; i < UNAUTHENTICATED_PER_MINUTE; i++) await call(harness.revoked);
+    expect((await call(harness.revoked)).body.error.data.reason).toBe('unauthenticated_limit');
   });
 });

@@ -26,10 +26,12 @@ export interface RealAuth {
 export async function buildRealAuth(config: Config, logger: Logger, options: { clock?: () => number } = {}): Promise<RealAuth> {
   const store = await createTokenStore(config);
   const authFailureLimiter = await createRateLimiter({ backend: 'memory', policy: config.rateLimit.authFailures, logger });
+  const unauthenticatedLimiter = await createRateLimiter({ backend: 'memory', policy: config.rateLimit.unauthenticated });
   const authMiddleware = createAuthMiddleware({
     verifier: new CachedTokenVerifier({ store, ttlMs: config.tokens.cacheTtlMs, clock: options.clock }),
     authFailureLimiter,
     authFailurePolicy: config.rateLimit.authFailures,
+    unauthenticatedLimiter,
     trustProxyHops: config.http.trustProxyHops,
     requiredScope: MCP_SCOPE,
     logger,
@@ -41,6 +43,7 @@ export async function buildRealAuth(config: Config, logger: Logger, options: { c
     authFailureLimiter,
     async close() {
       await authFailureLimiter.close();
+      await unauthenticatedLimiter.close();
       await store.close();
     },
   };
