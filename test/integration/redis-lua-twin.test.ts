@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { createClient } from 'redis';
-import { decideFixedWindow, type FixedWindowState } from '../../src/limiter/algorithms/fixed-window';
+import { adjustFixedWindow, decideFixedWindow, type FixedWindowState } from '../../src/limiter/algorithms/fixed-window';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { formatRedisWindowValue, parseRedisWindowValue } from '../../src/limiter/stores/redis-fixed-window-script';
 import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
-import { FIXED_WINDOW_VECTORS } from '../unit/redis-vectors';
+import { ADJUST_VECTORS, FIXED_WINDOW_VECTORS } from '../unit/redis-vectors';
 
 // The Lua script and decideFixedWindow are two copies of one decision; this
 // suite is what keeps them one. Every vector and every random walk goes through
@@ -137,4 +137,61 @@ test('property: random walks of (time step, cost, policy) give identical decisio
     ),
     { numRuns: 150 },
   );
+});
+
+describe('adjust vectors: TypeScript and Lua store the same window', () => {
+  test.each(ADJUST_VECTORS.map((v) => [v.name, v] as const))('%s', async (_name, vector) => {
+    const policy = policyOf({ limit: 1_000, windowMs: vector.windowMs });
+    expect(adjustFixedWindow(vector.state, vector.nowMs, policy, vector.adjustment)).toEqual(vector.next);
+
+    const key = freshKey();
+    await putState(key, vector.state);
+    const before = await readState(key);
+    await store.adjust(key, vector.nowMs, policy, vector.adjustment);
+    const after = await readState(key);
+    if (vector.next === null) {
+      expect(after.raw).toBe(before.raw);
+      expect(after.pttlMs).toBeLessThanOrEqual(before.pttlMs);
+    } else {
+      expect(after.state).toEqual(vector.next);
+      expect(after.pttlMs).toBeGreaterThan(0);
+    }
+  });
+
+  test('property: random interleavings of decisions and adjustments leave identical state', async () => {
+    const policy = POLICIES[2] as RateLimitPolicy;
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('consume' as const), stepMs: fc.integer({ min: -1000, max: 3000 }), cost: fc.integer({ min: 0, max: 3 }) }),
+      fc.record({
+        kind: fc.constant('adjust' as const),
+        stepMs: fc.integer({ min: -1000, max: 3000 }),
+        windowOffset: fc.integer({ min: -1, max: 1 }),
+        atLeastCount: fc.integer({ min: 0, max: 8 }),
+        deltaUnits: fc.integer({ min: -4, max: 4 }),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 10_000_000, max: 4_000_000_000_000 }), fc.array(op, { minLength: 1, maxLength: 30 }), async (startMs, ops) => {
+        const key = freshKey();
+        let state: FixedWindowState | null = null;
+        let nowMs = startMs;
+        for (const o of ops) {
+          nowMs = Math.max(0, nowMs + o.stepMs);
+          if (o.kind === 'consume') {
+            const ts = decideFixedWindow(state, nowMs, policy, o.cost);
+            expect(await store.consume(key, nowMs, policy, o.cost)).toEqual(ts.decision);
+            if (ts.next !== null) state = ts.next;
+          } else {
+            const windowNumber = Math.max(0, Math.floor(nowMs / policy.windowMs) + o.windowOffset);
+            const adjustment = { windowNumber, atLeastCount: o.atLeastCount, deltaUnits: o.deltaUnits };
+            const next = adjustFixedWindow(state, nowMs, policy, adjustment);
+            await store.adjust(key, nowMs, policy, adjustment);
+            if (next !== null) state = next;
+          }
+          expect((await readState(key)).state).toEqual(state);
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
 });

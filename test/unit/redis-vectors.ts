@@ -1,4 +1,4 @@
-import type { FixedWindowState } from '../../src/limiter/algorithms/fixed-window';
+import type { FixedWindowState, WindowAdjustment } from '../../src/limiter/algorithms/fixed-window';
 import type { WindowDecision } from '../../src/limiter/decision';
 
 /**
@@ -221,5 +221,83 @@ export const FIXED_WINDOW_VECTORS: readonly FixedWindowVector[] = [
     cost: 1,
     expected: { allowed: true, limit: 1000, remaining: 0, resetAtMs: 1_700_006_400_000, retryAfterMs: 0 },
     next: { windowNumber: 19_675, count: 1000 },
+  },
+];
+
+/** The table for adjustFixedWindow and its Lua twin (stores/redis-adjust-script.ts). */
+export interface AdjustVector {
+  readonly name: string;
+  readonly state: FixedWindowState | null;
+  readonly nowMs: number;
+  readonly windowMs: number;
+  readonly adjustment: WindowAdjustment;
+  /** The state written afterwards; null = nothing written. */
+  readonly next: FixedWindowState | null;
+}
+
+export const ADJUST_VECTORS: readonly AdjustVector[] = [
+  {
+    name: 'a refund takes one unit off the window it was spent in',
+    state: { windowNumber: W, count: 5 },
+    nowMs: EPOCH_MS,
+    windowMs: 60_000,
+    adjustment: { windowNumber: W, atLeastCount: 0, deltaUnits: -1 },
+    next: { windowNumber: W, count: 4 },
+  },
+  {
+    name: 'a refund never takes the count below zero',
+    state: { windowNumber: W, count: 0 },
+    nowMs: EPOCH_MS,
+    windowMs: 60_000,
+    adjustment: { windowNumber: W, atLeastCount: 0, deltaUnits: -3 },
+    next: null,
+  },
+  {
+    name: 'a refund for a window that has passed writes nothing',
+    state: { windowNumber: W + 1, count: 2 },
+    nowMs: EPOCH_MS + 60_000,
+    windowMs: 60_000,
+    adjustment: { windowNumber: W, atLeastCount: 0, deltaUnits: -1 },
+    next: null,
+  },
+  {
+    name: 'reconciliation adds locally granted units to the stored count',
+    state: { windowNumber: W, count: 7 },
+    nowMs: EPOCH_MS,
+    windowMs: 60_000,
+    adjustment: { windowNumber: W, atLeastCount: 4, deltaUnits: 6 },
+    next: { windowNumber: W, count: 13 },
+  },
+  {
+    name: 'reconciliation into a store that restarted empty starts from the count the instance knew',
+    state: null,
+    nowMs: EPOCH_MS,
+    windowMs: 60_000,
+    adjustment: { windowNumber: W, atLeastCount: 4, deltaUnits: 6 },
+    next: { windowNumber: W, count: 10 },
+  },
+  {
+    name: 'an older stored window counts as empty',
+    state: { windowNumber: W - 1, count: 90 },
+    nowMs: EPOCH_MS,
+    windowMs: 60_000,
+    adjustment: { windowNumber: W, atLeastCount: 0, deltaUnits: 2 },
+    next: { windowNumber: W, count: 2 },
+  },
+  {
+    name: 'a caller whose clock is behind adjusts the newer stored window it belongs to',
+    state: { windowNumber: W + 1, count: 3 },
+    nowMs: EPOCH_MS,
+    windowMs: 60_000,
+    adjustment: { windowNumber: W + 1, atLeastCount: 0, deltaUnits: 1 },
+    next: { windowNumber: W + 1, count: 4 },
+  },
+  {
+    name: 'an adjustment that changes nothing writes nothing',
+    state: { windowNumber: W, count: 5 },
+    nowMs: EPOCH_MS,
+    windowMs: 60_000,
+    adjustment: { windowNumber: W, atLeastCount: 5, deltaUnits: 0 },
+    next: null,
   },
 ];

@@ -1,0 +1,81 @@
+import type { App } from 'firebase-admin/app';
+import { getDatabase } from 'firebase-admin/database';
+import express, { type Express } from 'express';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { authFailureKey, createAuthMiddleware } from '../../src/http/auth-middleware';
+import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
+import type { RateLimitPolicy } from '../../src/limiter/policy';
+import type { RateLimiter } from '../../src/limiter/rate-limiter';
+import { silentLogger } from '../../src/logging/logger';
+import { CachedTokenVerifier } from '../../src/tokens/cached-token-verifier';
+import { FileTokenStore } from '../../src/tokens/file-token-store';
+import type { TokenVerifier } from '../../src/tokens/token-record';
+import { generateToken } from '../../src/tokens/token-secret';
+import { TokenService } from '../../src/tokens/token-service';
+import { createAdminApp, deleteAdminApp } from '../support/rtdb-server/admin-app';
+import { rtdbForTests, type RtdbTestServer } from '../support/rtdb-server';
+
+const FAILURES: RateLimitPolicy = { name: 'auth-failures', limit: 10, windowMs: 60_000 };
+const UNAUTHENTICATED: RateLimitPolicy = { name: 'unauthenticated', limit: 1_000, windowMs: 60_000 };
+
+let server: RtdbTestServer;
+let dir: string;
+const apps: App[] = [];
+const limiters: RateLimiter[] = [];
+
+beforeAll(async () => {
+  server = await rtdbForTests();
+  dir = await mkdtemp(path.join(os.tmpdir(), 'firelimit-auth-rtdb-'));
+});
+afterAll(async () => {
+  await Promise.all(limiters.map((l) => l.close()));
+  await Promise.all(apps.map((a) => deleteAdminApp(a)));
+  await server.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** One service instance: its own firebase client (own connection, own cache), the failure budget on RTDB. */
+async function instance(store: FileTokenStore, rootPath: string, verifications: { count: number }): Promise<{ app: Express; failures: RateLimiter }> {
+  const adminApp = createAdminApp(server);
+  apps.push(adminApp);
+  const failures = await createRateLimiter({ backend: 'rtdb', policy: FAILURES, rtdb: { database: getDatabase(adminApp), rootPath } });
+  const unauthenticated = await createRateLimiter({ backend: 'memory', policy: UNAUTHENTICATED });
+  limiters.push(failures, unauthenticated);
+  await failures.whenReady(5_000);
+  const cached = new CachedTokenVerifier({ store });
+  const verifier: TokenVerifier = {
+    verify: (secret) => {
+      verifications.count++;
+      return cached.verify(secret);
+    },
+    peek: (secret) => cached.peek(secret),
+  };
+  const app = express();
+  app.post(
+    '/mcp',
+    createAuthMiddleware({ verifier, authFailureLimiter: failures, unauthenticatedLimiter: unauthenticated, trustProxyHops: 0, requiredScope: 'mcp', logger: silentLogger }),
+    (_req, res) => res.json({ ok: true }),
+  );
+  return { app, failures };
+}
+
+test('two instances on one RTDB verify no more guesses from one address than its budget, in a parallel burst of 200', async () => {
+  const store = new FileTokenStore({ path: path.join(dir, 'tokens.json') });
+  const good = (await new TokenService({ store, tiers: ['default'] }).create({ name: 'good' })).secret;
+  const verifications = { count: 0 };
+  const root = `authFailures${Date.now()}`;
+  const [a, b] = await Promise.all([instance(store, root, verifications), instance(store, root, verifications)]);
+  const secrets = Array.from({ length: 200 }, (_, i) => (i === 150 ? good : generateToken().secret));
+  const answers = await Promise.all(
+    secrets.map((secret, i) => request((i % 2 === 0 ? a : b)!.app).post('/mcp').set('Authorization', `Bearer ${secret}`).send({})),
+  );
+  const statuses = answers.map((res) => res.status);
+  expect(verifications.count).toBeLessThanOrEqual(FAILURES.limit);
+  expect(statuses.filter((s) => s !== 429).length).toBeLessThanOrEqual(FAILURES.limit);
+  // supertest connects from 127.0.0.1; with TRUST_PROXY_HOPS=0 that is the address counted.
+  const budget = await a!.failures.consume(authFailureKey('127.0.0.1'), { cost: 0 });
+  expect(budget.remaining).toBe(0);
+});
