@@ -22,6 +22,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'redis', file: 'redis-bench', exportName: 'runRedisBench' },
   { name: 'http', file: 'http-bench', exportName: 'runHttpBench' },
   { name: 'outage', file: 'outage-bench', exportName: 'runOutageBench' },
+  { name: 'admission', file: 'admission-bench', exportName: 'runAdmissionBench' },
 ];
 
 type Runner = () => Promise<BenchTable>;
