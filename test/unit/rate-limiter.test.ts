@@ -116,6 +116,16 @@ describe('WindowRateLimiter with a shared store', () => {
     expect(store.calls).toBe(before + 1);
   });
 
+  it('a cost-0 read during a block does not lift it: the next spending call is still refused without the store', async () => {
+    const { limiter, store } = setup();
+    await limiter.consume('tok_a', { cost: 3 });
+    await limiter.consume('tok_a');
+    await limiter.consume('tok_a', { cost: 0 });
+    const before = store.calls;
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: false, reason: 'limit' });
+    expect(store.calls).toBe(before);
+  });
+
   it('keeps the over-limit cache per policy: a key refused under one tier is not refused under another', async () => {
     const { limiter } = setup();
     await limiter.consume('tok_a', { cost: 3 });
@@ -241,5 +251,58 @@ describe('createRateLimiter memory backend', () => {
     nowMs = 6 * W;
     expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, remaining: 2 });
     await limiter.close();
+  });
+});
+
+describe('WindowRateLimiter refunds and closing', () => {
+  it('a refund gives one unit back to the shared window it was spent in', async () => {
+    const { limiter } = setup();
+    const spent = await limiter.consume('tok_a');
+    await limiter.refund('tok_a', spent);
+    expect(await limiter.consume('tok_a', { cost: 0 })).toMatchObject({ remaining: 3 });
+  });
+
+  it('a refund of a refused decision or of cost 0 changes nothing', async () => {
+    const { limiter, store } = setup();
+    await limiter.consume('tok_a', { cost: 3 });
+    const refused = await limiter.consume('tok_a');
+    await limiter.refund('tok_a', refused);
+    await limiter.refund('tok_a', await limiter.consume('tok_a', { cost: 0 }), { cost: 0 });
+    expect(store.adjusts).toEqual([]);
+  });
+
+  it('a refund after the window has passed does not credit the next window', async () => {
+    const { limiter, clock } = setup();
+    const spent = await limiter.consume('tok_a');
+    clock.nowMs += W;
+    await limiter.refund('tok_a', spent);
+    expect(await limiter.consume('tok_a', { cost: 0 })).toMatchObject({ remaining: 3 });
+    await limiter.consume('tok_a');
+    expect(await limiter.consume('tok_a', { cost: 0 })).toMatchObject({ remaining: 2 });
+  });
+
+  it('a refund of a call granted locally during an outage goes back to the local window, not the store', async () => {
+    const { limiter, store } = setup({ mode: 'reject' });
+    const spent = await limiter.consume('tok_a');
+    expect(spent.shared).toBe(false);
+    await limiter.refund('tok_a', spent);
+    expect(limiter.unreconciledUnits).toBe(0);
+    expect((await limiter.consume('tok_a')).remaining).toBe(2);
+    store.mode = 'ok';
+    expect(store.adjusts).toEqual([]);
+  });
+
+  it('a refund on a memory limiter goes to its own store', async () => {
+    const limiter = await createRateLimiter({ backend: 'memory', policy, clock: () => 100 * W });
+    const spent = await limiter.consume('tok_a', { cost: 2 });
+    await limiter.refund('tok_a', spent, { cost: 2 });
+    expect((await limiter.consume('tok_a', { cost: 0 })).remaining).toBe(3);
+  });
+
+  it('closing the limiter closes its store', async () => {
+    const { limiter, store } = setup();
+    const close = jest.spyOn(store, 'close');
+    await limiter.close();
+    expect(close).toHaveBeenCalledTimes(1);
   });
 });
