@@ -160,7 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
     });
   }
   if (v.HTTP_REQUEST_TIMEOUT_MS < v.HTTP_HEADERS_TIMEOUT_MS) {
-    // Node refuses such a server at listen time; say so at boot, naming both knobs.
+    // http.createServer throws ERR_OUT_OF_RANGE for this and, set as properties afterwards, nothing checks it; refuse at boot, naming both knobs.
     problems.push({
       knob: 'HTTP_REQUEST_TIMEOUT_MS',
       problem: `${v.HTTP_REQUEST_TIMEOUT_MS} ms is less than HTTP_HEADERS_TIMEOUT_MS (${v.HTTP_HEADERS_TIMEOUT_MS} ms): a request cannot finish before its headers`,
