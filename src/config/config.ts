@@ -10,6 +10,14 @@ import { knobs, type KnobValues } from './knobs';
 export const MINUTE_MS = 60_000;
 
 /**
+ * RATE_LIMIT_TIMEOUT_MS when unset. RTDB: a transaction is a round trip to a
+ * regional database, often a few hundred ms. Redis: a command unanswered for
+ * 500 ms already means an outage, and every request waits that long before the
+ * local window answers. Memory never waits; its value is only reported.
+ */
+export const DEFAULT_TIMEOUT_MS: Readonly<Record<BackendName, number>> = { rtdb: 1500, redis: 500, memory: 1500 };
+
+/**
  * Everything the service enforces and publishes, parsed once at boot. The
  * limiter, the headers and the /developers page all read this one object, so
  * what is published is what is enforced.
@@ -23,8 +31,12 @@ export interface Config {
     readonly defaultTier: RateLimitPolicy;
     /** Failed authentication attempts per client address. */
     readonly authFailures: RateLimitPolicy;
-    /** Requests per client address without a known-valid token, per instance. */
+    /**
+     * Requests without a valid token per client address, counted per instance
+     * (never in the shared store, so a flood of them cannot load it).
+     */
     readonly unauthenticated: RateLimitPolicy;
+    /** Shared-backend deadline; default DEFAULT_TIMEOUT_MS[backend]. */
     readonly timeoutMs: number;
     readonly failurePolicy: FailurePolicy;
     readonly probeIntervalMs: number;
@@ -46,10 +58,27 @@ export interface Config {
     readonly cacheTtlMs: number;
   };
   readonly http: {
+    /** X-Forwarded-For entries written by trusted proxies; default 1 on Cloud Run (K_SERVICE set), else 0. */
     readonly trustProxyHops: number;
-    /** Host header values accepted on /mcp; empty means any (DNS-rebinding protection off). */
+    /**
+     * Host header values accepted on /mcp. Empty (and allowAnyHost false):
+     * localhost names on loopback, nothing from the network
+     * (docs/adr/0007-client-addresses-and-hosts.md).
+     */
     readonly allowedHosts: readonly string[];
+    /** ALLOWED_HOSTS=*: any Host is accepted (DNS-rebinding protection off); allowedHosts is then empty. */
+    readonly allowAnyHost: boolean;
     readonly maxBodyBytes: number;
+    /** Node's server.headersTimeout; default 10000. */
+    readonly headersTimeoutMs: number;
+    /** Node's server.requestTimeout, >= headersTimeoutMs; default 30000. */
+    readonly requestTimeoutMs: number;
+    /** Node's server.keepAliveTimeout; default 5000. */
+    readonly keepAliveTimeoutMs: number;
+    /** Open connections per instance; 0 = no cap (the default). */
+    readonly maxConnections: number;
+    /** JSON-RPC messages per batch, 1..1000; default 100. */
+    readonly maxBatchMessages: number;
   };
   readonly metrics: {
     /** Separate listener for /metrics; undefined = not served. */
@@ -90,15 +119,16 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
 
   let redisUrl: string | undefined;
   if (v.RATE_LIMIT_BACKEND === 'redis') {
-    redisUrl = v.REDIS_URL;
-    if (redisUrl === undefined && v.REDIS_URL_FILE !== undefined) {
+    // The mounted secret wins over the variable: it is the deliberate choice, a leftover REDIS_URL is not.
+    redisUrl = v.REDIS_URL_FILE === undefined ? v.REDIS_URL : undefined;
+    if (v.REDIS_URL_FILE !== undefined) {
       try {
         redisUrl = (options.readFile ?? defaultReadFile)(path.resolve(cwd, v.REDIS_URL_FILE)).trim();
       } catch {
         problems.push({
           knob: 'REDIS_URL_FILE',
           problem: 'the file cannot be read',
-          fix: 'point REDIS_URL_FILE at a readable file holding the Redis URL (a mounted secret), or set REDIS_URL',
+          fix: 'point REDIS_URL_FILE at a readable file holding the Redis URL (a mounted secret), or unset it and set REDIS_URL',
         });
       }
     }
@@ -114,7 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       } catch (error) {
         // The parser's messages never echo the URL: it may carry a password.
         problems.push({
-          knob: v.REDIS_URL !== undefined ? 'REDIS_URL' : 'REDIS_URL_FILE',
+          knob: v.REDIS_URL_FILE !== undefined ? 'REDIS_URL_FILE' : 'REDIS_URL',
           problem: error instanceof InvalidRedisUrlError ? error.message.replace(/^REDIS_URL /, 'the URL ') : 'not a usable Redis URL',
           fix: 'use redis://[:password@]host:port[/db] or rediss://... for TLS',
         });
@@ -129,6 +159,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       fix: 'set FIREBASE_DATABASE_URL=https://<project>-default-rtdb.firebaseio.com (or http://127.0.0.1:9000?ns=<ns> with the emulator)',
     });
   }
+  if (v.HTTP_REQUEST_TIMEOUT_MS < v.HTTP_HEADERS_TIMEOUT_MS) {
+    // http.createServer throws ERR_OUT_OF_RANGE for this and, set as properties afterwards, nothing checks it; refuse at boot, naming both knobs.
+    problems.push({
+      knob: 'HTTP_REQUEST_TIMEOUT_MS',
+      problem: `${v.HTTP_REQUEST_TIMEOUT_MS} ms is less than HTTP_HEADERS_TIMEOUT_MS (${v.HTTP_HEADERS_TIMEOUT_MS} ms): a request cannot finish before its headers`,
+      fix: 'raise HTTP_REQUEST_TIMEOUT_MS to at least HTTP_HEADERS_TIMEOUT_MS, or lower HTTP_HEADERS_TIMEOUT_MS',
+    });
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
@@ -138,8 +176,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       tiers,
       defaultTier: tiers[0] as RateLimitPolicy,
       authFailures: { name: 'auth-failures', limit: v.AUTH_FAILURES_PER_MINUTE, windowMs: MINUTE_MS },
-      unauthenticated: { name: 'unauthenticated', limit: 60, windowMs: MINUTE_MS },
-      timeoutMs: v.RATE_LIMIT_TIMEOUT_MS,
+      unauthenticated: { name: 'unauthenticated', limit: v.UNAUTHENTICATED_PER_MINUTE, windowMs: MINUTE_MS },
+      timeoutMs: v.RATE_LIMIT_TIMEOUT_MS ?? DEFAULT_TIMEOUT_MS[v.RATE_LIMIT_BACKEND],
       failurePolicy: v.RATE_LIMIT_FAILURE_POLICY,
       probeIntervalMs: v.RATE_LIMIT_PROBE_INTERVAL_MS,
     },
@@ -155,7 +193,18 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       file: path.resolve(cwd, v.TOKENS_FILE),
       cacheTtlMs: v.TOKEN_CACHE_TTL_MS,
     },
-    http: { trustProxyHops: v.TRUST_PROXY_HOPS, allowedHosts: v.ALLOWED_HOSTS, maxBodyBytes: v.MAX_BODY_BYTES },
+    http: {
+      // Cloud Run sets K_SERVICE, and there Google's front end is one proxy; elsewhere nothing says one is there.
+      trustProxyHops: v.TRUST_PROXY_HOPS ?? (v.K_SERVICE === undefined ? 0 : 1),
+      allowedHosts: v.ALLOWED_HOSTS.hosts,
+      allowAnyHost: v.ALLOWED_HOSTS.anyHost,
+      maxBodyBytes: v.MAX_BODY_BYTES,
+      headersTimeoutMs: v.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: v.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: v.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: v.MAX_CONNECTIONS,
+      maxBatchMessages: v.MAX_BATCH_MESSAGES,
+    },
     metrics: { port: v.METRICS_PORT },
     log: { format: v.LOG_FORMAT ?? (options.stdoutIsTty ? 'pretty' : 'json') },
   };
@@ -174,6 +223,9 @@ export function describeConfig(config: Config): Record<string, unknown> {
     tiers: config.rateLimit.tiers.map((t) => `${t.name}=${t.limit}/${t.windowMs / 1000}s`),
     timeoutMs: config.rateLimit.timeoutMs,
     failurePolicy: config.rateLimit.failurePolicy,
+    // Both are derived when unset; the boot line says what was derived.
+    trustProxyHops: config.http.trustProxyHops,
+    allowedHosts: config.http.allowAnyHost ? '*' : config.http.allowedHosts,
     tokenStore: config.tokens.store,
     redisUrl: config.redis.url === undefined ? undefined : '[set]',
   };

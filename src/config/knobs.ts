@@ -9,10 +9,35 @@ const port = z.coerce
   .min(1, { error: 'expected a port from 1 to 65535' })
   .max(65535, { error: 'expected a port from 1 to 65535' });
 
-const list = z
+/** A whole number of milliseconds from `minMs` to `maxMs`; both bounds catch a value given in seconds or with a zero too many. */
+const durationMs = (minMs: number, maxMs: number) =>
+  z.coerce
+    .number({ error: 'expected a whole number of milliseconds' })
+    .int({ error: 'expected a whole number of milliseconds' })
+    .min(minMs, { error: `expected at least ${minMs} ms` })
+    .max(maxMs, { error: `expected at most ${maxMs} ms` });
+
+const wholeNumber = (what: string, min: number, max: number) =>
+  z.coerce
+    .number({ error: `expected ${what}` })
+    .int({ error: `expected ${what}` })
+    .min(min, { error: `expected ${what} from ${min} to ${max}` })
+    .max(max, { error: `expected ${what} from ${min} to ${max}` });
+
+/** "a.example, b.example" -> host names; "*" alone -> any Host. */
+const allowedHosts = z
   .string()
   .optional()
-  .transform((s) => (s === undefined ? [] : s.split(',').map((x) => x.trim()).filter(Boolean)));
+  .transform((s, ctx) => {
+    const hosts = s === undefined ? [] : s.split(',').map((x) => x.trim()).filter(Boolean);
+    if (!hosts.includes('*')) return { hosts, anyHost: false };
+    if (hosts.length > 1) {
+      // "*,a.example" could mean any Host or only a.example: refuse rather than guess.
+      ctx.addIssue({ code: 'custom', message: '"*" (any Host) cannot be mixed with host names' });
+      return z.NEVER;
+    }
+    return { hosts: [], anyHost: true };
+  });
 
 /** "pro=600,partner=1200": extra tiers, each with its own per-minute limit. */
 const tiers = z
@@ -60,9 +85,10 @@ export const knobs = {
     positiveInt('a positive whole number of failed attempts per minute').default(10),
     'set AUTH_FAILURES_PER_MINUTE to the failed sign-ins a client address may make per minute, e.g. 10',
   ),
+  /** Unset: the backend's own default (DEFAULT_TIMEOUT_MS in config.ts). */
   RATE_LIMIT_TIMEOUT_MS: knob(
-    positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms' }).default(1500),
-    'set RATE_LIMIT_TIMEOUT_MS to the shared-backend deadline in ms, e.g. 1500',
+    positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms' }).optional(),
+    'set RATE_LIMIT_TIMEOUT_MS to the shared-backend deadline in ms, e.g. 1500 for rtdb or 500 for redis, or unset it for that default',
   ),
   RATE_LIMIT_FAILURE_POLICY: knob(
     z.enum(['fail-open', 'fail-closed'], { error: 'expected fail-open or fail-closed' }).default('fail-open'),
@@ -86,6 +112,7 @@ export const knobs = {
   ),
   GOOGLE_CLOUD_PROJECT: knob(z.string().optional(), 'set GOOGLE_CLOUD_PROJECT to your project id'),
   REDIS_URL: knob(z.string().optional(), 'set REDIS_URL=redis://[:password@]host:port'),
+  /** Wins over REDIS_URL when both are set: a mounted secret is the deliberate choice, a stray variable is not. */
   REDIS_URL_FILE: knob(z.string().optional(), 'set REDIS_URL_FILE to a file holding the Redis URL'),
   REDIS_KEY_PREFIX: knob(
     z.string().regex(/^[A-Za-z0-9:_-]{0,64}$/, { error: 'expected up to 64 characters of [A-Za-z0-9:_-]' }).default('firelimit:'),
@@ -100,14 +127,47 @@ export const knobs = {
     positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms, so revocations take effect within a minute' }).default(30_000),
     'set TOKEN_CACHE_TTL_MS to how long a verified token is cached, at most 60000',
   ),
+  /**
+   * Unset: 1 when K_SERVICE says we run on Cloud Run, else 0. Trusting a hop
+   * that is not there lets any client choose its own address.
+   */
   TRUST_PROXY_HOPS: knob(
-    z.coerce.number({ error: 'expected a whole number of proxy hops' }).int({ error: 'expected a whole number of proxy hops' }).min(0).max(10).default(1),
-    'set TRUST_PROXY_HOPS to the number of proxies in front of the service (1 on Cloud Run)',
+    wholeNumber('a whole number of proxy hops', 0, 10).optional(),
+    'set TRUST_PROXY_HOPS to the number of proxies in front of the service (0 with none, 1 on Cloud Run), or unset it to derive it from K_SERVICE',
   ),
-  ALLOWED_HOSTS: knob(list, 'set ALLOWED_HOSTS to a comma list of Host header values, e.g. "my-svc-abc123-ew.a.run.app"'),
+  /** Set by Cloud Run to the service name; read only to tell that a proxy (Google's front end) is in front of us. */
+  K_SERVICE: knob(z.string().optional(), 'K_SERVICE is set by Cloud Run; outside it, unset it or set TRUST_PROXY_HOPS explicitly'),
+  ALLOWED_HOSTS: knob(
+    allowedHosts,
+    'set ALLOWED_HOSTS to a comma list of Host header values, e.g. "my-svc-abc123-ew.a.run.app", or to * alone to accept any Host',
+  ),
   MAX_BODY_BYTES: knob(
     positiveInt('a positive whole number of bytes').max(10_485_760, { error: 'expected at most 10485760 bytes' }).default(1_048_576),
     'set MAX_BODY_BYTES to the largest request body accepted, e.g. 1048576',
+  ),
+  HTTP_HEADERS_TIMEOUT_MS: knob(
+    durationMs(1000, 120_000).default(10_000),
+    'set HTTP_HEADERS_TIMEOUT_MS to how long a client may take to send its request headers, e.g. 10000',
+  ),
+  HTTP_REQUEST_TIMEOUT_MS: knob(
+    durationMs(1000, 600_000).default(30_000),
+    'set HTTP_REQUEST_TIMEOUT_MS to how long a client may take to send a whole request, e.g. 30000 (not less than HTTP_HEADERS_TIMEOUT_MS)',
+  ),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: knob(
+    durationMs(1000, 600_000).default(5000),
+    'set HTTP_KEEP_ALIVE_TIMEOUT_MS to how long an idle connection is kept open, e.g. 5000',
+  ),
+  MAX_CONNECTIONS: knob(
+    wholeNumber('a whole number of connections (0 = no cap)', 0, 1_000_000).default(0),
+    'set MAX_CONNECTIONS to the most open connections per instance, e.g. 1000, or 0 for no cap',
+  ),
+  MAX_BATCH_MESSAGES: knob(
+    wholeNumber('a whole number of messages', 1, 1000).default(100),
+    'set MAX_BATCH_MESSAGES to the most JSON-RPC messages one batch may carry, from 1 to 1000, e.g. 100',
+  ),
+  UNAUTHENTICATED_PER_MINUTE: knob(
+    positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(60),
+    'set UNAUTHENTICATED_PER_MINUTE to the requests without a valid token a client address may make per minute per instance, e.g. 60',
   ),
   METRICS_PORT: knob(port.optional(), 'set METRICS_PORT to a port for /metrics (not the public PORT), or unset it'),
   LOG_FORMAT: knob(z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).optional(), 'set LOG_FORMAT to json or pretty'),

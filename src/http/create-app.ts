@@ -72,7 +72,7 @@ export function createApp(deps: AppDependencies): express.Express {
 
   app.post(
     MCP_PATH,
-    createHostValidation({ allowedHosts: config.http.allowedHosts }),
+    createHostValidation({ allowedHosts: config.http.allowedHosts, allowAnyHost: config.http.allowAnyHost }),
     ...createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes }),
     deps.authMiddleware,
     rateLimit,

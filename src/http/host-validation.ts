@@ -5,7 +5,17 @@ import { jsonRpcError, requestIdOf } from './json-rpc-error';
 /** The hostnames the MCP SDK's `localhostHostValidation()` accepts. */
 export const LOCALHOST_NAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
 
-export type HostCheckErrorCode = 'missing_host' | 'invalid_host' | 'host_not_allowed' | 'origin_not_allowed';
+export type HostCheckErrorCode =
+  | 'missing_host'
+  | 'duplicate_host'
+  | 'invalid_host'
+  | 'hosts_not_configured'
+  | 'host_not_allowed'
+  | 'origin_not_allowed';
+
+/** What a network arrival gets while ALLOWED_HOSTS is unset: the operator reads it in a 403 body or the access log. */
+export const HOSTS_NOT_CONFIGURED_MESSAGE =
+  "Host validation is not configured: set ALLOWED_HOSTS to this service's host name, e.g. my-svc-abc123-ew.a.run.app, or ALLOWED_HOSTS=* to accept any Host";
 
 /** Same shape as the MCP SDK's (v2) pure host check: the adapter only turns it into a response. */
 export type HostCheck =
@@ -16,30 +26,50 @@ export type OriginCheck = { readonly ok: true } | Extract<HostCheck, { ok: false
 
 /**
  * Which Host (and Origin) values a request may carry.
+ * - `allowAnyHost` (ALLOWED_HOSTS=*): any, by the operator's explicit choice.
  * - `allowedHosts` non-empty: only those (DNS-rebinding protection on).
- * - empty, request arrived on a loopback interface: only localhost names, as
- *   the SDK's `createMcpExpressApp` does for a server bound to localhost.
- * - empty, request arrived from the network: any (a deployment that has not
- *   set ALLOWED_HOSTS; bearer auth still guards every call).
- * See docs/adr/0004-mcp-host-validation.md.
+ * - neither, request arrived on a loopback interface: only localhost names,
+ *   as the SDK's `createMcpExpressApp` does for a server bound to localhost.
+ * - neither, request arrived from the network: none, with a message naming
+ *   the fix. Accepting any Host by default left a deployment open to
+ *   rebinding until someone remembered the knob.
+ * See docs/adr/0007-client-addresses-and-hosts.md (superseding part of 0004).
  */
-export type HostRule = { readonly kind: 'any' } | { readonly kind: 'list'; readonly hosts: readonly string[] };
+export type HostRule =
+  | { readonly kind: 'any' }
+  | { readonly kind: 'list'; readonly hosts: readonly string[] }
+  | { readonly kind: 'unconfigured' };
 
-export function hostRuleFor(allowedHosts: readonly string[], arrivedOnLoopback: boolean): HostRule {
-  if (allowedHosts.length > 0) return { kind: 'list', hosts: allowedHosts.map((h) => h.toLowerCase()) };
-  return arrivedOnLoopback ? { kind: 'list', hosts: LOCALHOST_NAMES } : { kind: 'any' };
+export interface AllowedHosts {
+  /** From config.http.allowedHosts. */
+  readonly allowedHosts: readonly string[];
+  /** From config.http.allowAnyHost; default false. */
+  readonly allowAnyHost?: boolean;
+}
+
+export function hostRuleFor(allowed: AllowedHosts, arrivedOnLoopback: boolean): HostRule {
+  if (allowed.allowAnyHost === true) return { kind: 'any' };
+  if (allowed.allowedHosts.length > 0) return { kind: 'list', hosts: allowed.allowedHosts.map((h) => h.toLowerCase()) };
+  return arrivedOnLoopback ? { kind: 'list', hosts: LOCALHOST_NAMES } : { kind: 'unconfigured' };
 }
 
 /**
- * Checks a Host header against a rule, port-agnostic like the SDK unless an
- * allowed entry names a port itself ("localhost:8080" matches that port only).
+ * Checks the request's Host header(s) against a rule, port-agnostic like the
+ * SDK unless an allowed entry names a port itself ("localhost:8080" matches
+ * that port only). Pass every Host value the request carried
+ * (`hostHeaderValues(req.rawHeaders)`): two Host headers are refused, since
+ * Node keeps the first and a proxy or cache in front may have used the other.
  */
-export function checkHost(hostHeader: string | undefined, rule: HostRule): HostCheck {
+export function checkHost(hostHeaders: string | readonly string[] | undefined, rule: HostRule): HostCheck {
+  const values = hostHeaders === undefined ? [] : typeof hostHeaders === 'string' ? [hostHeaders] : hostHeaders;
+  if (values.length > 1) return { ok: false, errorCode: 'duplicate_host', message: 'More than one Host header' };
+  const hostHeader = values[0];
   if (hostHeader === undefined || hostHeader === '') {
     return { ok: false, errorCode: 'missing_host', message: 'Missing Host header' };
   }
   const parsed = parseAuthority(hostHeader);
   if (parsed === undefined) return { ok: false, errorCode: 'invalid_host', message: 'Invalid Host header' };
+  if (rule.kind === 'unconfigured') return { ok: false, errorCode: 'hosts_not_configured', message: HOSTS_NOT_CONFIGURED_MESSAGE };
   if (!matches(rule, parsed)) {
     return { ok: false, errorCode: 'host_not_allowed', message: `Host ${parsed.hostname} is not allowed` };
   }
@@ -49,6 +79,7 @@ export function checkHost(hostHeader: string | undefined, rule: HostRule): HostC
 /** An absent Origin is fine (non-browser clients send none); a present one must name an allowed host. */
 export function checkOrigin(originHeader: string | undefined, rule: HostRule): OriginCheck {
   if (originHeader === undefined || rule.kind === 'any') return { ok: true };
+  if (rule.kind === 'unconfigured') return { ok: false, errorCode: 'hosts_not_configured', message: HOSTS_NOT_CONFIGURED_MESSAGE };
   let parsed: { hostname: string; host: string } | undefined;
   try {
     const url = new URL(originHeader);
@@ -68,20 +99,33 @@ export function arrivedOnLoopback(req: IncomingMessage): boolean {
   return local === '::1' || local.startsWith('127.') || local.startsWith('::ffff:127.');
 }
 
-export interface HostValidationOptions {
-  /** From config.http.allowedHosts; empty = the rule described at `HostRule`. */
-  readonly allowedHosts: readonly string[];
+/** Every Host value in a request's raw headers (`req.rawHeaders`: name, value, name, value, ...), in order. */
+export function hostHeaderValues(rawHeaders: readonly string[]): string[] {
+  const values: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if ((rawHeaders[i] as string).toLowerCase() === 'host') values.push(rawHeaders[i + 1] as string);
+  }
+  return values;
 }
 
-/** Express adapter: 403 with a JSON-RPC error body, before the body is read. */
+/** A malformed request is 400; a well-formed one we will not serve for this Host is 403 (as before, and as the SDK does). */
+export function hostCheckStatus(errorCode: HostCheckErrorCode): 400 | 403 {
+  return errorCode === 'duplicate_host' ? 400 : 403;
+}
+
+export type HostValidationOptions = AllowedHosts;
+
+/** Express adapter: 400/403 with a JSON-RPC error body, before the body is read. */
 export function createHostValidation(options: HostValidationOptions): RequestHandler {
   return function hostValidation(req: Request, res: Response, next: NextFunction): void {
-    const rule = hostRuleFor(options.allowedHosts, arrivedOnLoopback(req));
-    const host = checkHost(req.headers.host, rule);
+    const rule = hostRuleFor(options, arrivedOnLoopback(req));
+    const host = checkHost(hostHeaderValues(req.rawHeaders), rule);
     const verdict: OriginCheck = host.ok ? checkOrigin(req.headers.origin, rule) : host;
     if (!verdict.ok) {
       // -32000 is what the SDK's own host validation answers with.
-      res.status(403).json(jsonRpcError(requestIdOf(req.body), -32000, verdict.message, { reason: verdict.errorCode }));
+      res
+        .status(hostCheckStatus(verdict.errorCode))
+        .json(jsonRpcError(requestIdOf(req.body), -32000, verdict.message, { reason: verdict.errorCode }));
       return;
     }
     next();
@@ -101,5 +145,6 @@ function parseAuthority(value: string): { hostname: string; host: string } | und
 
 function matches(rule: HostRule, parsed: { hostname: string; host: string }): boolean {
   if (rule.kind === 'any') return true;
+  if (rule.kind === 'unconfigured') return false;
   return rule.hosts.some((entry) => entry === parsed.hostname || entry === parsed.host);
 }

@@ -198,6 +198,7 @@ describe('failures', () => {
       policy: config.rateLimit.defaultTier,
       failurePolicy: 'fail-open',
       consume: () => Promise.reject(new Error(`connect failed: ${secretText}`)),
+      refund: async () => undefined,
       whenReady: async () => true,
       close: async () => undefined,
     };

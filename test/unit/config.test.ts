@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig, findTier } from '../../src/config/config';
+import { loadConfig, findTier, type Config } from '../../src/config/config';
 import { ConfigError } from '../../src/config/config-error';
 
 const fixturesDir = path.join(__dirname, '..', 'fixtures', 'bad-config');
@@ -60,7 +60,15 @@ describe('loadConfig defaults', () => {
     expect(config.rateLimit.failurePolicy).toBe('fail-open');
     expect(config.tokens.store).toBe('file');
     expect(config.tokens.file).toBe('/srv/.firelimit/tokens.json');
-    expect(config.http.trustProxyHops).toBe(1);
+    expect(config.http.trustProxyHops).toBe(0);
+    expect(config.http.allowedHosts).toEqual([]);
+    expect(config.http.allowAnyHost).toBe(false);
+    expect(config.http.headersTimeoutMs).toBe(10_000);
+    expect(config.http.requestTimeoutMs).toBe(30_000);
+    expect(config.http.keepAliveTimeoutMs).toBe(5000);
+    expect(config.http.maxConnections).toBe(0);
+    expect(config.http.maxBatchMessages).toBe(100);
+    expect(config.rateLimit.unauthenticated).toEqual({ name: 'unauthenticated', limit: 60, windowMs: 60_000 });
     expect(config.log.format).toBe('json');
   });
 
@@ -79,6 +87,38 @@ describe('loadConfig defaults', () => {
     expect(findTier(config, 'gold')).toBeUndefined();
   });
 
+  it.each([
+    { name: 'no proxy is trusted off Cloud Run', env: {}, want: 0 },
+    { name: 'one proxy (Google\'s front end) is trusted when K_SERVICE says Cloud Run', env: { K_SERVICE: 'firelimit' }, want: 1 },
+    { name: 'an explicit 0 wins over K_SERVICE', env: { K_SERVICE: 'firelimit', TRUST_PROXY_HOPS: '0' }, want: 0 },
+    { name: 'an explicit 2 wins over K_SERVICE', env: { K_SERVICE: 'firelimit', TRUST_PROXY_HOPS: '2' }, want: 2 },
+    { name: 'an explicit 1 applies off Cloud Run', env: { TRUST_PROXY_HOPS: '1' }, want: 1 },
+    { name: 'an empty K_SERVICE is unset', env: { K_SERVICE: '' }, want: 0 },
+  ])('TRUST_PROXY_HOPS: $name', ({ env, want }) => {
+    expect(loadConfig(env).http.trustProxyHops).toBe(want);
+  });
+
+  it.each([
+    { name: 'rtdb waits 1500 ms (a round trip to the database)', env: { RATE_LIMIT_BACKEND: 'rtdb', FIREBASE_DATABASE_URL: 'https://p-default-rtdb.firebaseio.com' }, want: 1500 },
+    { name: 'redis waits 500 ms (longer is already an outage)', env: { RATE_LIMIT_BACKEND: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, want: 500 },
+    { name: 'memory reports 1500 ms and never waits', env: {}, want: 1500 },
+    { name: 'an explicit value wins on redis', env: { RATE_LIMIT_BACKEND: 'redis', REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_TIMEOUT_MS: '2000' }, want: 2000 },
+    { name: 'an explicit value wins on rtdb', env: { RATE_LIMIT_BACKEND: 'rtdb', FIREBASE_DATABASE_URL: 'https://p-default-rtdb.firebaseio.com', RATE_LIMIT_TIMEOUT_MS: '900' }, want: 900 },
+  ])('RATE_LIMIT_TIMEOUT_MS default: $name', ({ env, want }) => {
+    expect(loadConfig(env).rateLimit.timeoutMs).toBe(want);
+  });
+
+  it.each([
+    { name: 'unset: no names, not any', value: undefined, hosts: [], any: false },
+    { name: 'a list of names', value: 'mcp.example.com, my-svc-abc123-ew.a.run.app', hosts: ['mcp.example.com', 'my-svc-abc123-ew.a.run.app'], any: false },
+    { name: '* alone: any Host', value: '*', hosts: [], any: true },
+    { name: '* with spaces and a trailing comma: any Host', value: ' * , ', hosts: [], any: true },
+  ])('ALLOWED_HOSTS $name', ({ value, hosts, any }) => {
+    const config = loadConfig(value === undefined ? {} : { ALLOWED_HOSTS: value });
+    expect(config.http.allowedHosts).toEqual(hosts);
+    expect(config.http.allowAnyHost).toBe(any);
+  });
+
   it('reads the Redis URL from a mounted secret file when REDIS_URL is unset', () => {
     const config = loadConfig(
       { RATE_LIMIT_BACKEND: 'redis', REDIS_URL_FILE: 'secrets/redis' },
@@ -89,5 +129,47 @@ describe('loadConfig defaults', () => {
 
   it('does not read REDIS_URL unless the backend is redis', () => {
     expect(loadConfig({ REDIS_URL: 'not a url' }).redis.url).toBeUndefined();
+  });
+});
+
+describe('REDIS_URL_FILE beside REDIS_URL', () => {
+  const both = { RATE_LIMIT_BACKEND: 'redis', REDIS_URL: 'redis://variable:6379', REDIS_URL_FILE: 'secrets/redis' };
+
+  it('uses the mounted secret file, not the variable', () => {
+    expect(loadConfig(both, { cwd: '/srv', readFile: () => 'redis://:pw@secret-file:6379\n' }).redis.url).toBe('redis://:pw@secret-file:6379');
+  });
+
+  it('refuses to boot when the file cannot be read, rather than falling back to the variable', () => {
+    const load = () =>
+      loadConfig(both, {
+        readFile: () => {
+          throw new Error('ENOENT');
+        },
+      });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(/REDIS_URL_FILE: the file cannot be read\n {4}fix: point REDIS_URL_FILE at a readable file/);
+  });
+
+  it('names REDIS_URL_FILE when the file holds a bad URL and the variable a good one', () => {
+    expect(() => loadConfig(both, { readFile: () => 'http://:hunter2@x:6379' })).toThrow(/REDIS_URL_FILE: the URL must start with redis:\/\/ or rediss:\/\//);
+  });
+});
+
+describe('loadConfig loads every valid explicit value', () => {
+  it.each([
+    { knob: 'PORT', value: '9090', read: (c: Config) => c.port, want: 9090 },
+    { knob: 'K_SERVICE', value: 'firelimit', read: (c: Config) => c.http.trustProxyHops, want: 1 },
+    { knob: 'TRUST_PROXY_HOPS', value: '3', read: (c: Config) => c.http.trustProxyHops, want: 3 },
+    { knob: 'HTTP_HEADERS_TIMEOUT_MS', value: '20000', read: (c: Config) => c.http.headersTimeoutMs, want: 20_000 },
+    { knob: 'HTTP_REQUEST_TIMEOUT_MS', value: '60000', read: (c: Config) => c.http.requestTimeoutMs, want: 60_000 },
+    { knob: 'HTTP_REQUEST_TIMEOUT_MS', value: '10000', read: (c: Config) => c.http.requestTimeoutMs, want: 10_000 }, // equal to the headers default
+    { knob: 'HTTP_KEEP_ALIVE_TIMEOUT_MS', value: '65000', read: (c: Config) => c.http.keepAliveTimeoutMs, want: 65_000 },
+    { knob: 'MAX_CONNECTIONS', value: '500', read: (c: Config) => c.http.maxConnections, want: 500 },
+    { knob: 'MAX_BATCH_MESSAGES', value: '1', read: (c: Config) => c.http.maxBatchMessages, want: 1 },
+    { knob: 'MAX_BATCH_MESSAGES', value: '1000', read: (c: Config) => c.http.maxBatchMessages, want: 1000 },
+    { knob: 'UNAUTHENTICATED_PER_MINUTE', value: '15', read: (c: Config) => c.rateLimit.unauthenticated.limit, want: 15 },
+    { knob: 'RATE_LIMIT_TIMEOUT_MS', value: '250', read: (c: Config) => c.rateLimit.timeoutMs, want: 250 },
+  ])('$knob=$value', ({ knob, value, read, want }) => {
+    expect(read(loadConfig({ [knob]: value }))).toBe(want);
   });
 });
