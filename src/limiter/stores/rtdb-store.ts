@@ -4,6 +4,7 @@ import type { WindowDecision } from '../decision';
 import { assertValidKey } from '../key';
 import { assertValidCost, assertValidPolicy, type RateLimitPolicy } from '../policy';
 import type { WindowStore } from '../window-store';
+import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
 import { ListenerCache } from './rtdb-listener-cache';
 import { newestWindow, windowNode } from './rtdb-node';
 
@@ -25,15 +26,6 @@ export interface RtdbStoreStats {
   /** Keys listened to right now. */
   readonly listenedKeys: number;
 }
-
-/**
- * Transactions on this client still in flight per path. firebase shows a
- * transaction the pending writes of every other transaction at the same path
- * on the same client (it cannot know they will commit), so while any is in
- * flight the client's view may be optimistic. Kept per Database so two stores
- * sharing one client see each other.
- */
-const inFlightByDatabase = new WeakMap<Database, Map<string, number>>();
 
 /**
  * Counters in Realtime Database: one transaction per decision on
@@ -63,7 +55,7 @@ export class RtdbWindowStore implements WindowStore {
   private readonly database: Database;
   private readonly rootPath: string;
   private readonly listeners: ListenerCache;
-  private readonly inFlight: Map<string, number>;
+  private readonly inFlight: InFlightTransactions;
   private started = 0;
   private confirming = 0;
   private closed = false;
@@ -75,12 +67,7 @@ export class RtdbWindowStore implements WindowStore {
       maxKeys: options.maxListenedKeys ?? 1000,
       idleWindows: options.listenerIdleWindows ?? 2,
     });
-    let inFlight = inFlightByDatabase.get(options.database);
-    if (inFlight === undefined) {
-      inFlight = new Map();
-      inFlightByDatabase.set(options.database, inFlight);
-    }
-    this.inFlight = inFlight;
+    this.inFlight = inFlightTransactions(options.database);
   }
 
   get stats(): RtdbStoreStats {
@@ -110,23 +97,16 @@ export class RtdbWindowStore implements WindowStore {
       const { decision, next } = decideFixedWindow(state, nowMs, policy, cost);
       last = decision;
       confirmed = false;
-      if (next !== null) return windowNode(next);
-      if (tracksServer() && this.inFlightAt(path) === 1) return undefined; // abort: no write
+      if (next !== null) return windowNode(next, policy.windowMs);
+      if (tracksServer() && this.inFlight.at(path) === 1) return undefined; // abort: no write
       confirmed = true;
-      return windowNode(state);
+      return windowNode(state, policy.windowMs);
     };
 
     this.started++;
-    this.inFlight.set(path, this.inFlightAt(path) + 1);
-    try {
-      // applyLocally false: our pending writes raise no local events, and the
-      // listener's first event can only come from the server.
-      await ref.transaction(update, undefined, false);
-    } finally {
-      const left = this.inFlightAt(path) - 1;
-      if (left > 0) this.inFlight.set(path, left);
-      else this.inFlight.delete(path);
-    }
+    // applyLocally false: our pending writes raise no local events, and the
+    // listener's first event can only come from the server.
+    await this.inFlight.around(path, () => ref.transaction(update, undefined, false));
     if (confirmed) this.confirming++;
     if (last === undefined) throw new Error('RTDB transaction completed without running its update function');
     return last;
@@ -145,21 +125,11 @@ export class RtdbWindowStore implements WindowStore {
     if (this.closed) throw new Error('RtdbWindowStore is closed');
     const path = `${this.rootPath}/${key}`;
     const { ref } = this.listeners.touch(path, () => this.database.ref(path), nowMs, policy.windowMs);
-    this.inFlight.set(path, this.inFlightAt(path) + 1);
-    try {
-      await ref.transaction(
-        (current: unknown) => {
-          const next = adjustFixedWindow(newestWindow(current), nowMs, policy, adjustment);
-          return next === null ? undefined : windowNode(next);
-        },
-        undefined,
-        false,
-      );
-    } finally {
-      const left = this.inFlightAt(path) - 1;
-      if (left > 0) this.inFlight.set(path, left);
-      else this.inFlight.delete(path);
-    }
+    const update = (current: unknown): unknown => {
+      const next = adjustFixedWindow(newestWindow(current), nowMs, policy, adjustment);
+      return next === null ? undefined : windowNode(next, policy.windowMs);
+    };
+    await this.inFlight.around(path, () => ref.transaction(update, undefined, false));
   }
 
   /** True once the client's connection is up (`.info/connected`), false after `timeoutMs`. */
@@ -184,10 +154,6 @@ export class RtdbWindowStore implements WindowStore {
   async close(): Promise<void> {
     this.closed = true;
     this.listeners.close();
-  }
-
-  private inFlightAt(path: string): number {
-    return this.inFlight.get(path) ?? 0;
   }
 }
 
