@@ -3,10 +3,12 @@ import { adjustFixedWindow, assertValidAdjustment, decideFixedWindow, type Windo
 import type { WindowDecision } from '../decision';
 import { assertValidKey } from '../key';
 import { assertValidCost, assertValidPolicy, type RateLimitPolicy } from '../policy';
+import { silentLogger, type Logger } from '../../logging/logger';
 import type { WindowStore } from '../window-store';
 import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
 import { ListenerCache } from './rtdb-listener-cache';
 import { newestWindow, windowNode } from './rtdb-node';
+import { RtdbSweeper, type RtdbSweepTuning, type SweepResult } from './rtdb-sweeper';
 
 export interface RtdbWindowStoreOptions {
   readonly database: Database;
@@ -16,6 +18,17 @@ export interface RtdbWindowStoreOptions {
   readonly maxListenedKeys?: number;
   /** A key's listener is dropped after this many of its windows pass unused. Default 2. */
   readonly listenerIdleWindows?: number;
+  /**
+   * Mean ms between sweeps that remove this root's expired keys (see
+   * RtdbSweeper). 0 turns the timer off; `sweepOnce()` still works. Default 60000.
+   */
+  readonly sweepIntervalMs?: number;
+  /** The rest of the sweeper's knobs (grace, batch size, ...); each documents its default. */
+  readonly sweep?: RtdbSweepTuning;
+  /** The sweeper's time (decisions take `nowMs` from the caller instead). Default Date.now. */
+  readonly clock?: () => number;
+  /** Where a failing sweep is reported (once). Default: silent. */
+  readonly logger?: Logger;
 }
 
 export interface RtdbStoreStats {
@@ -25,6 +38,10 @@ export interface RtdbStoreStats {
   readonly confirmingWrites: number;
   /** Keys listened to right now. */
   readonly listenedKeys: number;
+  /** Expired keys this store's sweeper removed. */
+  readonly keysSwept: number;
+  /** Sweeps finished (timer or `sweepOnce()`). */
+  readonly sweeps: number;
 }
 
 /**
@@ -47,6 +64,11 @@ export interface RtdbStoreStats {
  *
  * The decision returned is the one from the last run of the update function,
  * which is the run that committed (or, when aborted, the trusted one).
+ *
+ * Each node also carries `e`, the end of its window; an RtdbSweeper started
+ * here (off the request path, on a timer) removes nodes whose `e` has passed,
+ * so keys that are never used again do not stay forever
+ * (docs/adr/0008-expiring-shared-keys.md). The request path never queries.
  */
 export class RtdbWindowStore implements WindowStore {
   readonly backend = 'rtdb' as const;
@@ -56,6 +78,7 @@ export class RtdbWindowStore implements WindowStore {
   private readonly rootPath: string;
   private readonly listeners: ListenerCache;
   private readonly inFlight: InFlightTransactions;
+  private readonly sweeper: RtdbSweeper;
   private started = 0;
   private confirming = 0;
   private closed = false;
@@ -68,10 +91,26 @@ export class RtdbWindowStore implements WindowStore {
       idleWindows: options.listenerIdleWindows ?? 2,
     });
     this.inFlight = inFlightTransactions(options.database);
+    this.sweeper = new RtdbSweeper({
+      ...options.sweep,
+      database: options.database,
+      rootPath: this.rootPath,
+      intervalMs: options.sweepIntervalMs,
+      clock: options.clock,
+      logger: options.logger ?? silentLogger,
+    });
+    this.sweeper.start();
   }
 
   get stats(): RtdbStoreStats {
-    return { transactionsStarted: this.started, confirmingWrites: this.confirming, listenedKeys: this.listeners.size };
+    const sweeps = this.sweeper.stats;
+    return {
+      transactionsStarted: this.started,
+      confirmingWrites: this.confirming,
+      listenedKeys: this.listeners.size,
+      keysSwept: sweeps.swept,
+      sweeps: sweeps.runs,
+    };
   }
 
   /** Same as `stats.transactionsStarted`; counts database work for tests and metrics. */
@@ -150,9 +189,15 @@ export class RtdbWindowStore implements WindowStore {
     });
   }
 
-  /** Drops every listener so the process can exit. Transactions in flight are not waited for. */
+  /** One sweep of this root now (tests, tools); the timer runs them on its own. Never rejects. */
+  sweepOnce(): Promise<SweepResult> {
+    return this.sweeper.sweepOnce();
+  }
+
+  /** Stops the sweeper and drops every listener so the process can exit. Transactions in flight are not waited for. */
   async close(): Promise<void> {
     this.closed = true;
+    this.sweeper.stop();
     this.listeners.close();
   }
 }
