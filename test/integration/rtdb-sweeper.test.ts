@@ -16,6 +16,12 @@ const POLICY: RateLimitPolicy = { name: 'auth-failures', limit: 5, windowMs: WIN
 const WINDOW = 29_600_000;
 const at = (windowNumber: number, offsetMs = 0): number => windowNumber * WINDOW_MS + offsetMs;
 const node = (windowNumber: number, count: number): Record<string, number> => ({ [windowNumber]: count, e: at(windowNumber + 1) });
+/**
+ * Every test uses its own root; these rules index `e` on every root as
+ * database.rules.json does on rateLimits and authFailures, so the server
+ * filters the sweeper's query as production does.
+ */
+const INDEXED_RULES = { rules: { '.read': false, '.write': false, $root: { '.indexOn': ['e'] } } };
 /** A sweeper clock at which nodes of WINDOW are past their grace, and nodes of WINDOW + 3 are live. */
 const SWEEP_AT = at(WINDOW + 3);
 
@@ -52,7 +58,7 @@ function addresses(count: number, prefix = '10.0'): string[] {
 }
 
 beforeAll(async () => {
-  server = await rtdbForTests();
+  server = await rtdbForTests({ rules: INDEXED_RULES });
   app = createAdminApp(server);
   otherApp = createAdminApp(server);
   database = getDatabase(app);
@@ -177,6 +183,40 @@ describe('bounded work', () => {
     expect(await store.sweepOnce()).toMatchObject({ swept: 0, batches: 1, backlog: false });
     const left = (await server.read(root)) as Record<string, unknown>;
     expect(Object.keys(left).sort()).toEqual([...live].sort());
+  });
+
+  test('without the index (the server sends the whole root) a run still takes only due keys, a batch per query', async () => {
+    // Production without ".indexOn": the same answer, but every query downloads the root.
+    const unindexed = await rtdbForTests({ rules: { rules: { '.read': false, '.write': false } } });
+    const unindexedApp = createAdminApp(unindexed);
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const db = getDatabase(unindexedApp);
+      const dead = addresses(50);
+      const live = addresses(10, '192.168');
+      await db.ref('authFailures').set({
+        ...Object.fromEntries(dead.map((key) => [key, node(WINDOW, 1)])),
+        ...Object.fromEntries(live.map((key) => [key, node(WINDOW + 3, 1)])),
+      });
+      const queried: number[] = [];
+      const sweeper = new RtdbSweeper({
+        database: db,
+        rootPath: 'authFailures',
+        intervalMs: 0,
+        clock: () => SWEEP_AT,
+        batchSize: 20,
+        afterQuery: (keys) => {
+          queried.push(keys.length);
+        },
+      });
+      expect(await sweeper.sweepOnce()).toMatchObject({ swept: 50, kept: 0, batches: 3 });
+      expect(queried).toEqual([20, 20, 10]);
+      expect(Object.keys((await unindexed.read('authFailures')) as object).sort()).toEqual([...live].sort());
+    } finally {
+      warn.mockRestore();
+      await deleteAdminApp(unindexedApp);
+      await unindexed.close();
+    }
   });
 
   test('the request path issues no query: only the sweeper does', async () => {
