@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { App } from 'firebase-admin/app';
 import { getDatabase, type Database } from 'firebase-admin/database';
+import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import { encodeKeyPart } from '../../src/limiter/key';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { RtdbWindowStore, type RtdbWindowStoreOptions } from '../../src/limiter/stores/rtdb-store';
@@ -300,7 +301,10 @@ describe('failures', () => {
     }
   });
 
-  test('on the timer: an expired key disappears without anyone calling sweepOnce, and close() stops it', async () => {
+});
+
+describe('on the timer', () => {
+  test('an expired key disappears without anyone calling sweepOnce, and close() stops it', async () => {
     const root = newRoot();
     await seed(root, { 'addr:timer': node(WINDOW, 1) });
     const store = newStore(root, { sweepIntervalMs: 20 });
@@ -316,5 +320,27 @@ describe('failures', () => {
     await seed(root, { 'addr:after-close': node(WINDOW, 1) });
     expect(await store.sweepOnce()).toMatchObject({ swept: 0, batches: 0 });
     expect(await server.read(root)).toEqual({ 'addr:after-close': node(WINDOW, 1) });
+  });
+
+  test('createRateLimiter passes the interval and its clock to the sweeper', async () => {
+    const root = newRoot();
+    await seed(root, { [addr('10.1.1.1')]: node(WINDOW, 1), [addr('10.1.1.2')]: node(WINDOW + 3, 1) });
+    // By the real clock (years after WINDOW + 3) both are dead; by the limiter's clock only the first is.
+    const limiter = await createRateLimiter({
+      backend: 'rtdb',
+      policy: POLICY,
+      clock: () => SWEEP_AT,
+      rtdb: { database, rootPath: root, sweepIntervalMs: 20 },
+    });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (Object.keys(((await server.read(root)) as object | null) ?? {}).length > 1) {
+        if (Date.now() > deadline) throw new Error('the timer never swept');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(await server.read(root)).toEqual({ [addr('10.1.1.2')]: node(WINDOW + 3, 1) });
+    } finally {
+      await limiter.close();
+    }
   });
 });
