@@ -303,6 +303,19 @@ describe('failures', () => {
 
 });
 
+describe('options', () => {
+  test.each([
+    ['a negative interval', { sweepIntervalMs: -1 }, /sweepIntervalMs/],
+    ['a non-finite interval', { sweepIntervalMs: Number.NaN }, /sweepIntervalMs/],
+    ['a zero batch', { sweep: { batchSize: 0 } }, /batchSize/],
+    ['a fractional batch count', { sweep: { maxBatchesPerRun: 1.5 } }, /maxBatchesPerRun/],
+    ['a negative grace', { sweep: { graceMs: -5 } }, /graceMs/],
+    ['a jitter of 1', { sweep: { jitter: 1 } }, /jitter/],
+  ])('refuses %s instead of replacing it with a default', (_label, options, message) => {
+    expect(() => newStore(newRoot(), options)).toThrow(message);
+  });
+});
+
 describe('on the timer', () => {
   test('an expired key disappears without anyone calling sweepOnce, and close() stops it', async () => {
     const root = newRoot();
