@@ -46,7 +46,7 @@ export interface RtdbStoreStats {
 
 /**
  * Counters in Realtime Database: one transaction per decision on
- * `${rootPath}/${key}`, whose value is `{ [windowNumber]: count }`.
+ * `${rootPath}/${key}`, whose value is `{ [windowNumber]: count, e: windowEndMs }`.
  *
  * The pure decision runs inside the transaction's update function. When it
  * says "write", the new node goes to the server with the hash of the value it
