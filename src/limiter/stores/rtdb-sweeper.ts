@@ -278,6 +278,8 @@ export class RtdbSweeper {
   }
 
   private report(error: string | undefined): void {
+    // A run cut short by close() (the app is being deleted under it) is shutdown, not an outage.
+    if (this.stopped) return;
     if (error !== undefined && !this.failing) {
       this.failing = true;
       this.logger.warn('rate limit key sweep failed; expired keys stay until a sweep succeeds', {
