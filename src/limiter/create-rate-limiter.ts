@@ -25,6 +25,8 @@ export interface RateLimiterOptions {
     readonly database: Database;
     /** Default 'rateLimits'. Separate limits (sign-in attempts, quotas) use their own root. */
     readonly rootPath?: string;
+    /** Mean ms between sweeps of expired keys under the root; 0 = none. Default 60000 (docs/adr/0008). */
+    readonly sweepIntervalMs?: number;
   };
   /** Required when backend is 'redis'. `keyPrefix` default 'firelimit:'; `commandTimeoutMs` default 1000. */
   readonly redis?: { readonly url: string; readonly keyPrefix?: string; readonly commandTimeoutMs?: number };
@@ -76,7 +78,14 @@ async function createStore(options: RateLimiterOptions): Promise<WindowStore> {
     case 'rtdb': {
       if (options.rtdb === undefined) throw new TypeError("createRateLimiter: backend 'rtdb' needs options.rtdb.database");
       const { RtdbWindowStore } = await import('./stores/rtdb-store');
-      return new RtdbWindowStore({ database: options.rtdb.database, rootPath: options.rtdb.rootPath ?? 'rateLimits' });
+      return new RtdbWindowStore({
+        database: options.rtdb.database,
+        rootPath: options.rtdb.rootPath ?? 'rateLimits',
+        sweepIntervalMs: options.rtdb.sweepIntervalMs,
+        // The sweeper judges expiry by the same clock the decisions use.
+        clock: options.clock,
+        logger: options.logger,
+      });
     }
     case 'redis': {
       if (options.redis === undefined) throw new TypeError("createRateLimiter: backend 'redis' needs options.redis.url");

@@ -117,5 +117,5 @@ test('300 tools/call over three instances with a limit of 120: exactly 120 succe
     expect(typeof o.body.id).toBe('number');
   }
 
-  expect(await server.read(`rateLimits/${tokenId}`)).toEqual({ [Math.floor(NOW_MS / 60_000)]: LIMIT });
+  expect(await server.read(`rateLimits/${tokenId}`)).toEqual({ [Math.floor(NOW_MS / 60_000)]: LIMIT, e: WINDOW_END_MS });
 }, 120_000);

@@ -53,5 +53,8 @@ test('three processes, 300 consumes interleaved: exactly 120 allowed, 180 refuse
     expect(decisions.some((d) => !d.allowed)).toBe(true);
   }
 
-  expect(await server.read('rateLimits/tok_shared')).toEqual({ [Math.floor(NOW_MS / POLICY.windowMs)]: 120 });
+  expect(await server.read('rateLimits/tok_shared')).toEqual({
+    [Math.floor(NOW_MS / POLICY.windowMs)]: 120,
+    e: (Math.floor(NOW_MS / POLICY.windowMs) + 1) * POLICY.windowMs,
+  });
 });

@@ -15,6 +15,8 @@ const POLICY: RateLimitPolicy = { name: 'test', limit: 3, windowMs: WINDOW_MS };
 /** A realistic epoch, so window numbers are large (small integer keys come back from RTDB as arrays). */
 const WINDOW = 28_333_000;
 const at = (windowNumber: number, offsetMs = 0): number => windowNumber * WINDOW_MS + offsetMs;
+/** The stored node of a key holding `count` in `windowNumber`: the window and its end as `e`. */
+const node = (windowNumber: number, count: number): Record<string, number> => ({ [windowNumber]: count, e: at(windowNumber + 1) });
 
 let server: RtdbTestServer;
 let app: App;
@@ -60,7 +62,7 @@ describe('RtdbWindowStore against a real RTDB server', () => {
     for (const d of seen) expect(d.resetAtMs).toBe(at(WINDOW + 1));
     expect(seen[0]?.retryAfterMs).toBe(0);
     expect(seen[3]?.retryAfterMs).toBe(45_000);
-    expect(await server.read(`${root}/tok_1`)).toEqual({ [WINDOW]: 3 });
+    expect(await server.read(`${root}/tok_1`)).toEqual(node(WINDOW, 3));
   });
 
   test('a cost above what is left is refused and spends nothing', async () => {
@@ -70,7 +72,7 @@ describe('RtdbWindowStore against a real RTDB server', () => {
     const refused = await store.consume('k', now, POLICY, 2);
     expect(refused).toMatchObject({ allowed: false, remaining: 1 });
     expect((await store.consume('k', now, POLICY, 1)).allowed).toBe(true);
-    expect(await server.read(`${root}/k`)).toEqual({ [WINDOW]: 3 });
+    expect(await server.read(`${root}/k`)).toEqual(node(WINDOW, 3));
   });
 
   test.each([
@@ -94,7 +96,7 @@ describe('RtdbWindowStore against a real RTDB server', () => {
     const policy = { ...POLICY, limit: 7 };
     const decisions = await Promise.all(Array.from({ length: 25 }, () => store.consume('burst', at(WINDOW), policy, 1)));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(7);
-    expect(await server.read(`${root}/burst`)).toEqual({ [WINDOW]: 7 });
+    expect(await server.read(`${root}/burst`)).toEqual(node(WINDOW, 7));
   });
 
   test('a cold client (no cached value) never answers from its empty cache', async () => {
@@ -110,7 +112,7 @@ describe('RtdbWindowStore against a real RTDB server', () => {
     expect(hit).toMatchObject({ allowed: false, remaining: 0 });
     const tooBig = await cold.consume('cold', at(WINDOW, 3), POLICY, 5);
     expect(tooBig).toMatchObject({ allowed: false, remaining: 0 });
-    expect(await server.read(`${root}/cold`)).toEqual({ [WINDOW]: 3 });
+    expect(await server.read(`${root}/cold`)).toEqual(node(WINDOW, 3));
     // Each of the three had to be confirmed by the server, not decided on the empty cache.
     expect(cold.stats.confirmingWrites).toBe(3);
   });
@@ -120,13 +122,31 @@ describe('RtdbWindowStore against a real RTDB server', () => {
     await store.consume('status', at(WINDOW), POLICY, 1);
     const read = await store.consume('status', at(WINDOW, 10), POLICY, 0);
     expect(read).toMatchObject({ allowed: true, remaining: 2 });
-    expect(await server.read(`${root}/status`)).toEqual({ [WINDOW]: 1 });
+    expect(await server.read(`${root}/status`)).toEqual(node(WINDOW, 1));
+  });
+});
+
+describe('every write carries its expiry', () => {
+  test('adjust() writes the window with its end as e, like consume()', async () => {
+    const { store, root } = newStore();
+    await store.consume('adj', at(WINDOW, 5), POLICY, 1);
+    await store.adjust('adj', at(WINDOW, 6), POLICY, { windowNumber: WINDOW, atLeastCount: 2, deltaUnits: -1 });
+    expect(await server.read(`${root}/adj`)).toEqual(node(WINDOW, 1));
+  });
+
+  test('a node written before e existed gets e on its next write', async () => {
+    const { store, root } = newStore();
+    await getDatabase(otherApp).ref(`${root}/old`).set({ [WINDOW]: 1 });
+    expect(await store.consume('old', at(WINDOW, 7), POLICY, 1)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await server.read(`${root}/old`)).toEqual(node(WINDOW, 2));
   });
 });
 
 describe('pruning old windows', () => {
   const windowsHeld = async (path: string): Promise<number[]> =>
-    Object.keys(((await server.read(path)) as Record<string, number> | null) ?? {}).map(Number);
+    Object.keys(((await server.read(path)) as Record<string, number> | null) ?? {})
+      .filter((key) => key !== 'e')
+      .map(Number);
 
   test('windows N and N+1: at most two nodes; N+2 removes N', async () => {
     const { store, root } = newStore();
@@ -144,7 +164,7 @@ describe('pruning old windows', () => {
     const afterTwo = await windowsHeld(path);
     expect(afterTwo).not.toContain(WINDOW);
     expect(afterTwo).toContain(WINDOW + 2);
-    expect(await server.read(path)).toEqual({ [WINDOW + 2]: 1 });
+    expect(await server.read(path)).toEqual(node(WINDOW + 2, 1));
   });
 
   test('an idle gap: hits in N then N+5 leave nothing older than N+4', async () => {
@@ -164,14 +184,14 @@ describe('pruning old windows', () => {
       .set({ [WINDOW - 3]: 99, [WINDOW]: 1, note: 'hand edit', [WINDOW - 1]: 'x' });
     const d = await store.consume('junk', at(WINDOW), POLICY, 1);
     expect(d).toMatchObject({ allowed: true, remaining: 1 });
-    expect(await server.read(`${root}/junk`)).toEqual({ [WINDOW]: 2 });
+    expect(await server.read(`${root}/junk`)).toEqual(node(WINDOW, 2));
   });
 
   test('windowNumberAt agrees with the node key written', async () => {
     const { store, root } = newStore();
     const now = 1_700_000_123_456;
     await store.consume('epoch', now, POLICY, 1);
-    expect(await server.read(`${root}/epoch`)).toEqual({ [windowNumberAt(now, WINDOW_MS)]: 1 });
+    expect(await server.read(`${root}/epoch`)).toEqual(node(windowNumberAt(now, WINDOW_MS), 1));
   });
 });
 

@@ -28,7 +28,17 @@ const clients = [
   { who: 'a user with an admin-looking claim', auth: { uid: 'u2', admin: true, token: { admin: true } } },
 ];
 
-const paths = ['/', '/rateLimits', '/rateLimits/tok_abc', '/rateLimits/tok_abc/29933', '/authFailures/addr:1', '/anything/else'];
+const paths = [
+  '/',
+  '/rateLimits',
+  '/rateLimits/tok_abc',
+  '/rateLimits/tok_abc/29933',
+  '/rateLimits/tok_abc/e',
+  '/authFailures',
+  '/authFailures/addr:1',
+  '/authFailures/addr:1/e',
+  '/anything/else',
+];
 
 describe('database.rules.json keeps every client out (only the Admin SDK, which bypasses rules, writes)', () => {
   describe.each(clients)('$who', ({ auth }) => {
@@ -47,5 +57,17 @@ describe('database.rules.json keeps every client out (only the Admin SDK, which 
     it('cannot delete a counter', () => {
       expect(asClient(auth).write('/rateLimits/tok_abc', null).allowed).toBe(false);
     });
+
+    it("cannot push a counter's expiry into the future", () => {
+      expect(asClient(auth).write('/rateLimits/tok_abc/e', 9_999_999_999_999).allowed).toBe(false);
+    });
+  });
+});
+
+describe('database.rules.json indexes e on every root the limiter writes', () => {
+  // Without it the sweeper's orderByChild('e') query is answered with the whole root (docs/adr/0008).
+  const inner = (rules as { rules: Record<string, { '.indexOn'?: unknown }> }).rules;
+  it.each(['rateLimits', 'authFailures'])('%s has .indexOn ["e"]', (root) => {
+    expect(inner[root]?.['.indexOn']).toEqual(['e']);
   });
 });

@@ -1,16 +1,22 @@
 import type { FixedWindowState } from '../algorithms/fixed-window';
 
 /**
- * The stored shape of one key: `{ [windowNumber]: count }`. We only ever
- * write one child, but read defensively: a node left by an older version, an
- * operator's hand edit, or RTDB's array conversion of small integer keys
- * (`{ "0": 3, "1": 4 }` comes back as `[3, 4]`) must not break a decision.
+ * The stored shape of one key: `{ [windowNumber]: count, e: expiresAtMs }`.
+ * `e` is the epoch ms at which the window ends: after it the node counts
+ * nothing and the sweeper may remove it (docs/adr/0008-expiring-shared-keys.md).
+ * We only ever write one window, but read defensively: a node left by an older
+ * version (no `e`), an operator's hand edit, or RTDB's array conversion of
+ * small integer keys (`{ "0": 3, "1": 4 }` comes back as `[3, 4]`) must not
+ * break a decision.
  */
 export type WindowNode = Record<string, number>;
 
+/** The child that holds a node's expiry. Not a window number, so readers of windows skip it. */
+export const EXPIRY_CHILD = 'e';
+
 const WINDOW_KEY = /^(0|[1-9]\d*)$/;
 
-/** The newest well-formed window in a node, or null when there is none. Junk children are ignored. */
+/** The newest well-formed window in a node, or null when there is none. Junk children (and `e`) are ignored. */
 export function newestWindow(value: unknown): FixedWindowState | null {
   if (value === null || typeof value !== 'object') return null;
   let newest: FixedWindowState | null = null;
@@ -24,10 +30,19 @@ export function newestWindow(value: unknown): FixedWindowState | null {
   return newest;
 }
 
+/** A node's `e` when it is a finite number, else null (a node written before `e` existed, or junk). */
+export function expiryOf(value: unknown): number | null {
+  if (value === null || typeof value !== 'object') return null;
+  const expiresAtMs = (value as Record<string, unknown>)[EXPIRY_CHILD];
+  return typeof expiresAtMs === 'number' && Number.isFinite(expiresAtMs) ? expiresAtMs : null;
+}
+
 /**
- * The whole node for a state. Writing the whole node (not a child) is what
- * prunes: every older window disappears with the first write of a new one.
+ * The whole node for a state: its one window and the end of that window as
+ * `e`. Writing the whole node (not a child) is what prunes: every older window
+ * disappears with the first write of a new one.
  */
-export function windowNode(state: FixedWindowState | null): WindowNode | null {
-  return state === null ? null : { [String(state.windowNumber)]: state.count };
+export function windowNode(state: FixedWindowState | null, windowMs: number): WindowNode | null {
+  if (state === null) return null;
+  return { [String(state.windowNumber)]: state.count, [EXPIRY_CHILD]: (state.windowNumber + 1) * windowMs };
 }

@@ -3,9 +3,12 @@ import { adjustFixedWindow, assertValidAdjustment, decideFixedWindow, type Windo
 import type { WindowDecision } from '../decision';
 import { assertValidKey } from '../key';
 import { assertValidCost, assertValidPolicy, type RateLimitPolicy } from '../policy';
+import { silentLogger, type Logger } from '../../logging/logger';
 import type { WindowStore } from '../window-store';
+import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
 import { ListenerCache } from './rtdb-listener-cache';
 import { newestWindow, windowNode } from './rtdb-node';
+import { RtdbSweeper, type RtdbSweepTuning, type SweepResult } from './rtdb-sweeper';
 
 export interface RtdbWindowStoreOptions {
   readonly database: Database;
@@ -15,6 +18,17 @@ export interface RtdbWindowStoreOptions {
   readonly maxListenedKeys?: number;
   /** A key's listener is dropped after this many of its windows pass unused. Default 2. */
   readonly listenerIdleWindows?: number;
+  /**
+   * Mean ms between sweeps that remove this root's expired keys (see
+   * RtdbSweeper). 0 turns the timer off; `sweepOnce()` still works. Default 60000.
+   */
+  readonly sweepIntervalMs?: number;
+  /** The rest of the sweeper's knobs (grace, batch size, ...); each documents its default. */
+  readonly sweep?: RtdbSweepTuning;
+  /** The sweeper's time (decisions take `nowMs` from the caller instead). Default Date.now. */
+  readonly clock?: () => number;
+  /** Where a failing sweep is reported (once). Default: silent. */
+  readonly logger?: Logger;
 }
 
 export interface RtdbStoreStats {
@@ -24,20 +38,15 @@ export interface RtdbStoreStats {
   readonly confirmingWrites: number;
   /** Keys listened to right now. */
   readonly listenedKeys: number;
+  /** Expired keys this store's sweeper removed. */
+  readonly keysSwept: number;
+  /** Sweeps finished (timer or `sweepOnce()`). */
+  readonly sweeps: number;
 }
 
 /**
- * Transactions on this client still in flight per path. firebase shows a
- * transaction the pending writes of every other transaction at the same path
- * on the same client (it cannot know they will commit), so while any is in
- * flight the client's view may be optimistic. Kept per Database so two stores
- * sharing one client see each other.
- */
-const inFlightByDatabase = new WeakMap<Database, Map<string, number>>();
-
-/**
  * Counters in Realtime Database: one transaction per decision on
- * `${rootPath}/${key}`, whose value is `{ [windowNumber]: count }`.
+ * `${rootPath}/${key}`, whose value is `{ [windowNumber]: count, e: windowEndMs }`.
  *
  * The pure decision runs inside the transaction's update function. When it
  * says "write", the new node goes to the server with the hash of the value it
@@ -55,6 +64,11 @@ const inFlightByDatabase = new WeakMap<Database, Map<string, number>>();
  *
  * The decision returned is the one from the last run of the update function,
  * which is the run that committed (or, when aborted, the trusted one).
+ *
+ * Each node also carries `e`, the end of its window; an RtdbSweeper started
+ * here (off the request path, on a timer) removes nodes whose `e` has passed,
+ * so keys that are never used again do not stay forever
+ * (docs/adr/0008-expiring-shared-keys.md). The request path never queries.
  */
 export class RtdbWindowStore implements WindowStore {
   readonly backend = 'rtdb' as const;
@@ -63,7 +77,8 @@ export class RtdbWindowStore implements WindowStore {
   private readonly database: Database;
   private readonly rootPath: string;
   private readonly listeners: ListenerCache;
-  private readonly inFlight: Map<string, number>;
+  private readonly inFlight: InFlightTransactions;
+  private readonly sweeper: RtdbSweeper;
   private started = 0;
   private confirming = 0;
   private closed = false;
@@ -75,16 +90,27 @@ export class RtdbWindowStore implements WindowStore {
       maxKeys: options.maxListenedKeys ?? 1000,
       idleWindows: options.listenerIdleWindows ?? 2,
     });
-    let inFlight = inFlightByDatabase.get(options.database);
-    if (inFlight === undefined) {
-      inFlight = new Map();
-      inFlightByDatabase.set(options.database, inFlight);
-    }
-    this.inFlight = inFlight;
+    this.inFlight = inFlightTransactions(options.database);
+    this.sweeper = new RtdbSweeper({
+      ...options.sweep,
+      database: options.database,
+      rootPath: this.rootPath,
+      intervalMs: options.sweepIntervalMs,
+      clock: options.clock,
+      logger: options.logger ?? silentLogger,
+    });
+    this.sweeper.start();
   }
 
   get stats(): RtdbStoreStats {
-    return { transactionsStarted: this.started, confirmingWrites: this.confirming, listenedKeys: this.listeners.size };
+    const sweeps = this.sweeper.stats;
+    return {
+      transactionsStarted: this.started,
+      confirmingWrites: this.confirming,
+      listenedKeys: this.listeners.size,
+      keysSwept: sweeps.swept,
+      sweeps: sweeps.runs,
+    };
   }
 
   /** Same as `stats.transactionsStarted`; counts database work for tests and metrics. */
@@ -110,23 +136,16 @@ export class RtdbWindowStore implements WindowStore {
       const { decision, next } = decideFixedWindow(state, nowMs, policy, cost);
       last = decision;
       confirmed = false;
-      if (next !== null) return windowNode(next);
-      if (tracksServer() && this.inFlightAt(path) === 1) return undefined; // abort: no write
+      if (next !== null) return windowNode(next, policy.windowMs);
+      if (tracksServer() && this.inFlight.at(path) === 1) return undefined; // abort: no write
       confirmed = true;
-      return windowNode(state);
+      return windowNode(state, policy.windowMs);
     };
 
     this.started++;
-    this.inFlight.set(path, this.inFlightAt(path) + 1);
-    try {
-      // applyLocally false: our pending writes raise no local events, and the
-      // listener's first event can only come from the server.
-      await ref.transaction(update, undefined, false);
-    } finally {
-      const left = this.inFlightAt(path) - 1;
-      if (left > 0) this.inFlight.set(path, left);
-      else this.inFlight.delete(path);
-    }
+    // applyLocally false: our pending writes raise no local events, and the
+    // listener's first event can only come from the server.
+    await this.inFlight.around(path, () => ref.transaction(update, undefined, false));
     if (confirmed) this.confirming++;
     if (last === undefined) throw new Error('RTDB transaction completed without running its update function');
     return last;
@@ -145,21 +164,11 @@ export class RtdbWindowStore implements WindowStore {
     if (this.closed) throw new Error('RtdbWindowStore is closed');
     const path = `${this.rootPath}/${key}`;
     const { ref } = this.listeners.touch(path, () => this.database.ref(path), nowMs, policy.windowMs);
-    this.inFlight.set(path, this.inFlightAt(path) + 1);
-    try {
-      await ref.transaction(
-        (current: unknown) => {
-          const next = adjustFixedWindow(newestWindow(current), nowMs, policy, adjustment);
-          return next === null ? undefined : windowNode(next);
-        },
-        undefined,
-        false,
-      );
-    } finally {
-      const left = this.inFlightAt(path) - 1;
-      if (left > 0) this.inFlight.set(path, left);
-      else this.inFlight.delete(path);
-    }
+    const update = (current: unknown): unknown => {
+      const next = adjustFixedWindow(newestWindow(current), nowMs, policy, adjustment);
+      return next === null ? undefined : windowNode(next, policy.windowMs);
+    };
+    await this.inFlight.around(path, () => ref.transaction(update, undefined, false));
   }
 
   /** True once the client's connection is up (`.info/connected`), false after `timeoutMs`. */
@@ -180,14 +189,16 @@ export class RtdbWindowStore implements WindowStore {
     });
   }
 
-  /** Drops every listener so the process can exit. Transactions in flight are not waited for. */
-  async close(): Promise<void> {
-    this.closed = true;
-    this.listeners.close();
+  /** One sweep of this root now (tests, tools); the timer runs them on its own. Never rejects. */
+  sweepOnce(): Promise<SweepResult> {
+    return this.sweeper.sweepOnce();
   }
 
-  private inFlightAt(path: string): number {
-    return this.inFlight.get(path) ?? 0;
+  /** Stops the sweeper and drops every listener so the process can exit. Transactions in flight are not waited for. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.sweeper.stop();
+    this.listeners.close();
   }
 }
 

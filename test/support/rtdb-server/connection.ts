@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hashOf, normalize, resolveServerValues, splitPath, type Json } from './data-tree';
 import { ADMIN, ANONYMOUS, type ChangeListener, type Identity, type Namespace } from './namespace';
-import { applyQuery, type WireQuery } from './query-filter';
+import { applyQuery, isFilteringQuery, type WireQuery } from './query-filter';
 
 /** The slice of a ws 7 socket we use (no @types/ws in this tree). */
 export interface WsSocket {
@@ -155,12 +155,26 @@ export class Connection implements ChangeListener {
     }
     this.listens.set(listenKey(path, body.t), listen);
     this.pushListen(listen);
-    this.reply(r, 'ok');
+    // RTDB's listen reply carries the warning the SDK turns into "Using an unspecified index".
+    this.reply(r, 'ok', this.unindexed(listen.parts, listen.query) ? { w: ['no_index'] } : {});
+  }
+
+  /** A filtering query whose order has no `.indexOn`: RTDB sends the whole location and leaves filtering to the client. */
+  private unindexed(parts: readonly string[], query: WireQuery | undefined): boolean {
+    return isFilteringQuery(query) && !this.ns.indexed(parts, query.i);
+  }
+
+  /** What the server sends for a path and an optional query: filtered here only when it can be (see unindexed). */
+  private answer(parts: readonly string[], query: WireQuery | undefined): Json {
+    const value = this.ns.tree.get(parts);
+    return this.unindexed(parts, query) ? value : applyQuery(value, query);
   }
 
   private get(r: number | undefined, path: string, query: WireQuery | undefined): void {
     if (!this.ns.check(this.identity, 'read', path).allowed) return this.reply(r, 'permission_denied', 'Permission denied');
-    this.reply(r, 'ok', applyQuery(this.ns.tree.get(splitPath(path)), query));
+    // An unindexed get() is answered like an unindexed listen: the whole location. firebase's get()
+    // hands the payload to the caller as it came, so this is the worst case a caller must survive.
+    this.reply(r, 'ok', this.answer(splitPath(path), query));
   }
 
   private put(r: number | undefined, path: string, data: unknown, hash: unknown, who = this.identity): void {
@@ -196,7 +210,7 @@ export class Connection implements ChangeListener {
     const value = this.ns.tree.get(listen.parts);
     const p = listen.parts.join('/');
     if (listen.tag === undefined) this.send({ t: 'd', d: { a: 'd', b: { p, d: value } } });
-    else this.send({ t: 'd', d: { a: 'd', b: { p, d: applyQuery(value, listen.query), t: listen.tag } } });
+    else this.send({ t: 'd', d: { a: 'd', b: { p, d: this.answer(listen.parts, listen.query), t: listen.tag } } });
   }
 
   /** Sends the changed data to this connection's listens, once per covering listen. */

@@ -3,7 +3,9 @@
  * one firebase-admin 13 speaks), run in a child process. It replaces the
  * official emulator where that cannot be downloaded.
  *
- * Implemented: listen/unlisten (plain and tagged queries), get, set, update,
+ * Implemented: listen/unlisten (plain and tagged queries; a child or value
+ * order is filtered server-side only where loaded rules' `.indexOn` covers it,
+ * else the whole location is sent with RTDB's `no_index` warning), get, set, update,
  * transactions (hash compare), ServerValue timestamp/increment, onDisconnect,
  * rules through targaryen for every non-admin request (websocket and REST),
  * auth as admin ("owner"), databaseAuthVariableOverride, or an unsigned JWT.

@@ -1,4 +1,4 @@
-import { DataTree, splitPath, type Json } from './data-tree';
+import { DataTree, isObject, splitPath, type Json } from './data-tree';
 import { RulesEvaluator, wrapRules } from './rules';
 
 /** Who a connection acts as: the admin bypasses rules, everyone else is checked. */
@@ -21,13 +21,39 @@ export class Namespace {
   version = 0;
   readonly connections = new Set<ChangeListener>();
   evaluator: RulesEvaluator;
+  /** The loaded rules, whose `.indexOn` entries say which queries the server filters; null when none were loaded. */
+  private indexRules: object | null;
 
   constructor(rules: object | undefined) {
     this.evaluator = new RulesEvaluator(wrapRules(rules));
+    this.indexRules = rules === undefined ? null : wrapRules(rules);
   }
 
   setRules(rules: object): void {
     this.evaluator = new RulesEvaluator(wrapRules(rules));
+    this.indexRules = wrapRules(rules);
+  }
+
+  /**
+   * Whether the server can answer a query on `index` at `parts` itself. As on
+   * RTDB, key and priority order need no index; a child or `.value` order
+   * needs it listed in `.indexOn` at the query's location (a `$wildcard` rule
+   * matches any segment). With no rules loaded, as for a fresh emulator
+   * namespace with open rules, nothing is required.
+   */
+  indexed(parts: readonly string[], index: string | undefined): boolean {
+    if (this.indexRules === null) return true;
+    const wanted = index ?? '.priority';
+    if (wanted === '.priority' || wanted === '.key') return true;
+    let node: unknown = (this.indexRules as { rules?: unknown }).rules;
+    for (const part of parts) {
+      if (!isObject(node)) return false;
+      const wildcard = Object.keys(node).find((key) => key.startsWith('$'));
+      node = part in node ? node[part] : wildcard === undefined ? undefined : node[wildcard];
+    }
+    const indexOn = isObject(node) ? node['.indexOn'] : undefined;
+    const listed = typeof indexOn === 'string' ? [indexOn] : Array.isArray(indexOn) ? indexOn : [];
+    return listed.includes(wanted);
   }
 
   check(who: Identity, op: 'read' | 'write' | 'update', rawPath: string, value?: unknown, now = Date.now()) {

@@ -222,6 +222,32 @@ describe('rules (database.rules.json)', () => {
     expect(await ruled.read('rateLimits/x/1')).toEqual({ count: 3 });
   });
 
+  it('filters a query server-side only where .indexOn covers it, as RTDB does', async () => {
+    const admin = connect();
+    const nodes = { k1: { e: 30 }, k2: { e: 10 }, k3: { e: 20 }, k4: { e: 40 } };
+    await admin.ref('authFailures').set(nodes);
+    await admin.ref('unindexed').set(nodes);
+
+    // authFailures has ".indexOn": ["e"]: the server answers with the batch only.
+    const indexed = await admin.ref('authFailures').orderByChild('e').endAt(25).limitToFirst(1).get();
+    expect(indexed.val()).toEqual({ k2: { e: 10 } });
+
+    // No index: a listen still yields the filtered view, filtered by the SDK, which warns.
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const listened = await admin.ref('unindexed').orderByChild('e').endAt(25).limitToFirst(1).once('value');
+      expect(listened.val()).toEqual({ k2: { e: 10 } });
+      if (!ruled.external) {
+        expect(warn.mock.calls.flat().join(' ')).toMatch(/Using an unspecified index.*"\.indexOn": "e" at \/unindexed/);
+        // get() hands over the server's payload as it came: the whole location.
+        const got = await admin.ref('unindexed').orderByChild('e').endAt(25).limitToFirst(1).get();
+        expect(got.val()).toEqual(nodes);
+      }
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it('enforces rules on REST for anyone but the admin', async () => {
     const response = await fetch(`http://${ruled.host}/rateLimits.json?ns=${ruled.namespace}`);
     expect(response.status).toBe(401);
