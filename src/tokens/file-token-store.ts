@@ -4,20 +4,27 @@ import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { TokenRecord, TokenStore } from './token-record';
 import { CorruptTokenRecordError, parseTokenRecord } from './token-record-schema';
+import {
+  acquireTokenFileLock,
+  checkLockTimings,
+  DEFAULT_LOCK_TIMEOUT_MS,
+  DEFAULT_STALE_LOCK_MS,
+  isErrno,
+} from './token-file-lock';
 import { hashesEqual } from './token-secret';
+
+export { TokenFileLockError } from './token-file-lock';
 
 export interface FileTokenStoreOptions {
   /** The JSON file; its directory is created (mode 0700) on first write. */
   readonly path: string;
   /** How long a writer waits for another process's lock before giving up. Default 5000. */
   readonly lockTimeoutMs?: number;
-  /** A lock file older than this is from a crashed writer and is broken. Default 10000. */
+  /**
+   * A lock older than this is broken even when its owner cannot be checked (another host).
+   * A lock whose owner died on this host is broken at once. Must be below lockTimeoutMs. Default 3000.
+   */
   readonly staleLockMs?: number;
-}
-
-export class TokenFileLockError extends Error {
-  readonly code = 'ERR_FIRELIMIT_TOKEN_FILE_LOCKED';
-  override readonly name = 'TokenFileLockError';
 }
 
 interface FileContent {
@@ -52,8 +59,9 @@ export class FileTokenStore implements TokenStore {
 
   constructor(options: FileTokenStoreOptions) {
     this.path = path.resolve(options.path);
-    this.lockTimeoutMs = options.lockTimeoutMs ?? 5000;
-    this.staleLockMs = options.staleLockMs ?? 10_000;
+    this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+    this.staleLockMs = options.staleLockMs ?? DEFAULT_STALE_LOCK_MS;
+    checkLockTimings(this.lockTimeoutMs, this.staleLockMs);
   }
 
   async create(record: TokenRecord): Promise<void> {
@@ -187,31 +195,7 @@ export class FileTokenStore implements TokenStore {
     }
   }
 
-  private async lock(): Promise<() => Promise<void>> {
-    const lockPath = `${this.path}.lock`;
-    const deadline = Date.now() + this.lockTimeoutMs;
-    for (;;) {
-      try {
-        const handle = await open(lockPath, 'wx', 0o600);
-        await handle.writeFile(String(process.pid));
-        await handle.close();
-        return () => unlink(lockPath).catch(() => undefined);
-      } catch (error) {
-        if (!isErrno(error, 'EEXIST')) throw error;
-      }
-      const ageMs = await stat(lockPath).then((s) => Date.now() - s.mtimeMs, () => 0);
-      if (ageMs > this.staleLockMs) {
-        await unlink(lockPath).catch(() => undefined);
-        continue;
-      }
-      if (Date.now() > deadline) {
-        throw new TokenFileLockError(`${lockPath} is held by another process; if none is running, delete it`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+  private lock(): Promise<() => Promise<void>> {
+    return acquireTokenFileLock(`${this.path}.lock`, { timeoutMs: this.lockTimeoutMs, staleMs: this.staleLockMs });
   }
-}
-
-function isErrno(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
 }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { FileTokenStore, TokenFileLockError } from '../../src/tokens/file-token-store';
 import { CorruptTokenRecordError } from '../../src/tokens/token-record-schema';
+import { forkWorker } from '../support/forked-worker';
 import { describeTokenStoreContract, makeRecord } from '../support/token-store-contract';
 
 let dir: string;
@@ -79,20 +80,64 @@ describe('FileTokenStore on disk', () => {
     await expect(new FileTokenStore({ path: file }).list()).rejects.toThrow(/tokens\[0\].*tier/);
   });
 
-  it('waits for a held lock and gives up with a clear error', async () => {
+  it('waits for a lock held by a live process and gives up with a clear error', async () => {
     const file = path.join(dir, 'tokens.json');
-    await writeFile(`${file}.lock`, '12345');
-    const store = new FileTokenStore({ path: file, lockTimeoutMs: 100 });
+    // This very process is alive on this host: however old, its lock is waited for, not broken.
+    await writeFile(`${file}.lock`, JSON.stringify({ pid: process.pid, hostname: os.hostname() }));
+    const old = new Date(Date.now() - 60_000);
+    await utimes(`${file}.lock`, old, old);
+    const store = new FileTokenStore({ path: file, lockTimeoutMs: 200, staleLockMs: 100 });
+    await expect(store.create(strip(makeRecord()))).rejects.toMatchObject({ name: 'TokenFileLockError', code: 'ERR_FIRELIMIT_TOKEN_FILE_LOCKED' });
     await expect(store.create(strip(makeRecord()))).rejects.toBeInstanceOf(TokenFileLockError);
   });
 
-  it('breaks a stale lock left by a crashed writer', async () => {
+  it('breaks at once the lock of a writer that was SIGKILLed while holding it', async () => {
     const file = path.join(dir, 'tokens.json');
-    await writeFile(`${file}.lock`, '12345');
-    const old = new Date(Date.now() - 60_000);
-    await utimes(`${file}.lock`, old, old);
-    const store = new FileTokenStore({ path: file, staleLockMs: 10_000 });
+    const holder = forkWorker<{ type: 'noop' }, { type: 'locked'; pid: number }>(
+      path.join(__dirname, '..', 'support', 'token-lock-holder.ts'),
+      { LOCK_PATH: `${file}.lock` },
+      'lock holder',
+    );
+    try {
+      // The holder replies once it holds the lock; the request itself is ignored.
+      const reply = await holder.ask({ type: 'noop' });
+      expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toEqual({ pid: reply.pid, hostname: os.hostname() });
+    } finally {
+      await holder.kill();
+    }
+    await stat(`${file}.lock`); // left behind, as a killed CLI leaves it
+
+    const store = new FileTokenStore({ path: file });
+    const started = Date.now();
+    await store.create(strip(makeRecord()));
+    // Well under the 3 s age rule: the dead owner's pid is what broke it.
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await store.list()).toHaveLength(1);
+    await expect(stat(`${file}.lock`)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('breaks a lock from another host (or without an owner) once it is older than staleLockMs', async () => {
+    const file = path.join(dir, 'tokens.json');
+    for (const content of [JSON.stringify({ pid: 1, hostname: 'some-other-host' }), '12345', '']) {
+      await writeFile(`${file}.lock`, content);
+      const old = new Date(Date.now() - 60_000);
+      await utimes(`${file}.lock`, old, old);
+      const store = new FileTokenStore({ path: file });
+      await store.create(strip(makeRecord()));
+    }
+    expect(await new FileTokenStore({ path: file }).list()).toHaveLength(3);
+  });
+
+  it('breaks a fresh lock from another host within the lock timeout, so a waiting writer never gives up on it', async () => {
+    const file = path.join(dir, 'tokens.json');
+    await writeFile(`${file}.lock`, JSON.stringify({ pid: 1, hostname: 'some-other-host' }));
+    const store = new FileTokenStore({ path: file, lockTimeoutMs: 600, staleLockMs: 300 });
     await store.create(strip(makeRecord()));
     expect(await store.list()).toHaveLength(1);
+  });
+
+  it('refuses a stale age that is not below the lock timeout', () => {
+    expect(() => new FileTokenStore({ path: path.join(dir, 'tokens.json'), lockTimeoutMs: 5000, staleLockMs: 10_000 })).toThrow(RangeError);
+    expect(() => new FileTokenStore({ path: path.join(dir, 'tokens.json'), lockTimeoutMs: 5000, staleLockMs: 5000 })).toThrow(/below lockTimeoutMs/);
   });
 });
