@@ -100,7 +100,7 @@ export class FirestoreTokenStore implements TokenStore {
 
   private parse(doc: DocumentSnapshot): TokenRecord {
     const record = parseTokenRecord(doc.data(), `${this.collection}/${doc.id}`);
-    if (record.id !== doc.id) throw new CorruptTokenRecordError(`${this.collection}/${doc.id}: the record's id field says ${record.id}`);
+    if (record.id !== doc.id) throw new CorruptTokenRecordError(`${this.collection}/${doc.id}`, `the record's id field says ${record.id}`);
     return record;
   }
 }
