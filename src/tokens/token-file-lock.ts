@@ -66,12 +66,18 @@ export async function acquireTokenFileLock(lockPath: string, options: TokenFileL
   for (;;) {
     try {
       const handle = await open(lockPath, 'wx', 0o600);
+      let ino: bigint;
       try {
         await handle.writeFile(JSON.stringify(owner));
+        ino = (await handle.stat({ bigint: true })).ino;
       } finally {
         await handle.close();
       }
-      return () => unlink(lockPath).catch(() => undefined);
+      // Our lock only: if another host's writer broke it as stale, the file there now is theirs.
+      return async () => {
+        const current = await stat(lockPath, { bigint: true }).catch(() => undefined);
+        if (current?.ino === ino) await unlink(lockPath).catch(() => undefined);
+      };
     } catch (error) {
       if (!isErrno(error, 'EEXIST')) throw error;
     }

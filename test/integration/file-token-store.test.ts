@@ -5,6 +5,7 @@ import { createCapturingLogger } from '../../src/logging/logger';
 import { CachedTokenVerifier, TokenStoreUnavailableError } from '../../src/tokens/cached-token-verifier';
 import { FileTokenStore, TokenFileLockError, TokenFileMissingError } from '../../src/tokens/file-token-store';
 import type { TokenRecord } from '../../src/tokens/token-record';
+import { acquireTokenFileLock } from '../../src/tokens/token-file-lock';
 import { CorruptTokenRecordError } from '../../src/tokens/token-record-schema';
 import { forkWorker } from '../support/forked-worker';
 import { describeTokenStoreContract, makeRecord } from '../support/token-store-contract';
@@ -274,6 +275,16 @@ describe('FileTokenStore on disk', () => {
     const store = new FileTokenStore({ path: file, lockTimeoutMs: 600, staleLockMs: 300 });
     await store.create(strip(makeRecord()));
     expect(await store.list()).toHaveLength(1);
+  });
+
+  it('releasing a lock that was broken and taken by another writer leaves the other writer\'s lock alone', async () => {
+    const lockPath = path.join(dir, 'tokens.json.lock');
+    const release = await acquireTokenFileLock(lockPath);
+    await rm(lockPath);
+    const theirs = JSON.stringify({ pid: 1, hostname: 'some-other-host' });
+    await writeFile(lockPath, theirs);
+    await release();
+    expect(await readFile(lockPath, 'utf8')).toBe(theirs);
   });
 
   it('refuses a stale age that is not below the lock timeout', () => {
