@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import os from 'node:os';
 
@@ -31,6 +32,8 @@ export interface TokenFileLockOptions {
 interface LockOwner {
   readonly pid: number;
   readonly hostname: string;
+  /** Tells this lock from a later one by the same process, even on a reused inode. */
+  readonly nonce?: string;
 }
 
 const POLL_INTERVAL_MS = 20;
@@ -61,22 +64,20 @@ export async function acquireTokenFileLock(lockPath: string, options: TokenFileL
   const staleMs = options.staleMs ?? DEFAULT_STALE_LOCK_MS;
   checkLockTimings(timeoutMs, staleMs);
   const hostname = options.hostname ?? os.hostname();
-  const owner: LockOwner = { pid: process.pid, hostname };
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    const content = JSON.stringify({ pid: process.pid, hostname, nonce: randomBytes(8).toString('hex') } satisfies LockOwner);
     try {
       const handle = await open(lockPath, 'wx', 0o600);
-      let ino: bigint;
       try {
-        await handle.writeFile(JSON.stringify(owner));
-        ino = (await handle.stat({ bigint: true })).ino;
+        await handle.writeFile(content);
       } finally {
         await handle.close();
       }
       // Our lock only: if another host's writer broke it as stale, the file there now is theirs.
       return async () => {
-        const current = await stat(lockPath, { bigint: true }).catch(() => undefined);
-        if (current?.ino === ino) await unlink(lockPath).catch(() => undefined);
+        const current = await inspect(lockPath).catch(() => undefined);
+        if (current?.text === content) await unlink(lockPath).catch(() => undefined);
       };
     } catch (error) {
       if (!isErrno(error, 'EEXIST')) throw error;
@@ -100,14 +101,15 @@ async function breakIfStale(lockPath: string, hostname: string, staleMs: number)
   // Only the lock judged stale is removed: another waiter may have broken it and taken a fresh one
   // since. The check and the unlink are not one step, but the window is a stat long, not a poll long.
   const again = await inspect(lockPath);
-  if (again !== undefined && again.ino === seen.ino) await unlink(lockPath).catch(() => undefined);
+  if (again !== undefined && again.ino === seen.ino && again.text === seen.text) await unlink(lockPath).catch(() => undefined);
   return true;
 }
 
-async function inspect(lockPath: string): Promise<{ ino: bigint; mtimeMs: number; owner: LockOwner | undefined } | undefined> {
+/** A lock as found; inode and text together tell one lock from the next (an inode is reused at once). */
+async function inspect(lockPath: string): Promise<{ ino: bigint; text: string; mtimeMs: number; owner: LockOwner | undefined } | undefined> {
   try {
     const [s, text] = await Promise.all([stat(lockPath, { bigint: true }), readFile(lockPath, 'utf8')]);
-    return { ino: s.ino, mtimeMs: Number(s.mtimeMs), owner: parseOwner(text) };
+    return { ino: s.ino, text, mtimeMs: Number(s.mtimeMs), owner: parseOwner(text) };
   } catch (error) {
     if (isErrno(error, 'ENOENT')) return undefined;
     throw error;

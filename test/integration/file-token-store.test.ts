@@ -242,7 +242,7 @@ describe('FileTokenStore on disk', () => {
     try {
       // The holder replies once it holds the lock; the request itself is ignored.
       const reply = await holder.ask({ type: 'noop' });
-      expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toEqual({ pid: reply.pid, hostname: os.hostname() });
+      expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({ pid: reply.pid, hostname: os.hostname() });
     } finally {
       await holder.kill();
     }
