@@ -27,18 +27,90 @@ const VALUE_RULES: readonly [RegExp, string][] = [
   // user:password@ in any URL (a Redis or database URL pasted into an error message).
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, `$1${REDACTED}@`],
   // A SHA-256 in hex is how token secrets are stored; trace ids are 32 hex, span ids 16, so 64 is unambiguous.
-  [/\b[0-9a-f]{64}\b/gi, REDACTED],
+  // Bounded by non-hex rather than \b: `_` is a word character, and `x=<hash>_y` must not slip through.
+  [/(?<![0-9a-f])[0-9a-f]{64,}(?![0-9a-f])/gi, REDACTED],
 ];
+
+/**
+ * Runs of URL-ish text; the ones holding a percent escape are decoded, since
+ * `flk%5F...` is the same secret to whoever reads the log. Matched run by run
+ * and tested apart (not one pattern with `%` in its middle), which keeps a
+ * long run without an escape linear instead of quadratic.
+ */
+const TEXT_RUN = /[^\s"'<>]+/g;
+const PERCENT_ESCAPE = /%[0-9a-f]{2}/i;
+
+/** Enough for double and triple encoding; a client that encodes more is not hiding a secret from us by accident. */
+const MAX_DECODE_ROUNDS = 4;
 
 export function isSensitiveKey(key: string): boolean {
   return !PUBLIC_KEYS.has(key) && SENSITIVE_KEY.test(key);
 }
 
-/** Masks secret-looking substrings of free text (messages, error texts, URLs). */
+/**
+ * Masks secret-looking substrings of free text (messages, error texts, URLs),
+ * in their percent-decoded forms too: a percent-encoded run that hides a
+ * secret is logged decoded and masked, the rest as it was.
+ */
 export function redactText(text: string): string {
+  const decodedRuns = text.includes('%')
+    ? text.replace(TEXT_RUN, (run) => {
+        if (!PERCENT_ESCAPE.test(run)) return run;
+        const decoded = decodeForLog(run);
+        const masked = applyValueRules(decoded);
+        return masked === decoded ? run : escapeForLog(masked, /[^\x21-\x7e]/gu);
+      })
+    : text;
+  return applyValueRules(decodedRuns);
+}
+
+/**
+ * One component of a URL (a path segment, a query key or value) as it may be
+ * logged: as it came when its decoded form holds no secret, else decoded with
+ * the secret masked, and re-escaped so it cannot pass for URL structure
+ * (`/ ? & = #`) or put a control character in a log line.
+ */
+export function redactUrlComponent(raw: string): string {
+  if (!raw.includes('%')) return applyValueRules(raw);
+  const decoded = decodeForLog(raw);
+  const masked = applyValueRules(decoded);
+  if (masked === decoded && applyValueRules(raw) === raw) return raw;
+  return escapeForLog(masked, /[^\x21-\x7e]|[/?&=#]/gu);
+}
+
+/**
+ * Percent-decoded until stable (at most MAX_DECODE_ROUNDS). Malformed escapes
+ * and invalid UTF-8 stay as they are, rather than making the whole text
+ * undecodable.
+ */
+export function decodeForLog(text: string): string {
+  let out = text;
+  for (let round = 0; round < MAX_DECODE_ROUNDS && out.includes('%'); round++) {
+    const next = out.replace(/(?:%[0-9a-f]{2})+/gi, (escapes) => {
+      try {
+        return decodeURIComponent(escapes);
+      } catch {
+        return escapes;
+      }
+    });
+    if (next === out) break;
+    out = next;
+  }
+  return out;
+}
+
+/** Something every VALUE_RULES match contains; most log text has none, and is spared the four replaces. */
+const MAYBE_SECRET = /flk_|bearer|basic|:\/\/|[0-9a-f]{64}/i;
+
+function applyValueRules(text: string): string {
+  if (!MAYBE_SECRET.test(text)) return text;
   let out = text;
   for (const [pattern, replacement] of VALUE_RULES) out = out.replace(pattern, replacement);
   return out;
+}
+
+function escapeForLog(text: string, unsafe: RegExp): string {
+  return text.replace(unsafe, (c) => encodeURIComponent(c));
 }
 
 /** A copy of `fields` without sensitive keys and with secret-looking values scrubbed, at any depth. */

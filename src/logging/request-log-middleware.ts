@@ -3,7 +3,7 @@ import { tokenOf } from '../http/auth-middleware';
 import { decisionOf } from '../http/rate-limit-middleware';
 import type { Decision } from '../limiter/decision';
 import type { LogFields, Logger } from './logger';
-import { isSensitiveKey } from './redact';
+import { decodeForLog, isSensitiveKey, redactUrlComponent } from './redact';
 import { traceContextFromHeaders } from './trace-context';
 
 export interface RequestLogOptions {
@@ -77,18 +77,26 @@ export function severityOf(status: number, decision: Decision | undefined): 'INF
 }
 
 /**
- * The path and the harmless part of the query. Parameters named like a
- * credential (token, key, secret, ...) are dropped: some clients put a token
- * in the URL when they cannot set a header.
+ * The path and the harmless part of the query, as logged (message and
+ * httpRequest.requestUrl alike). Parameters named like a credential (token,
+ * key, secret, ..., in any encoding) are dropped: some clients put a token in
+ * the URL when they cannot set a header. Every other path segment, key and
+ * value is checked in its percent-decoded form and masked when it holds a
+ * secret, so this is safe even in front of a logger that does not redact.
  */
 export function safeRequestUrl(url: string): string {
   const q = url.indexOf('?');
-  if (q === -1) return url;
-  const params = new URLSearchParams(url.slice(q + 1));
-  const kept = new URLSearchParams();
-  for (const [key, value] of params) if (!isSensitiveKey(key)) kept.append(key, value);
-  const query = kept.toString();
-  return query === '' ? url.slice(0, q) : `${url.slice(0, q)}?${query}`;
+  const safePath = (q === -1 ? url : url.slice(0, q)).split('/').map(redactUrlComponent).join('/');
+  if (q === -1) return safePath;
+  const kept: string[] = [];
+  for (const pair of url.slice(q + 1).split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const key = eq === -1 ? pair : pair.slice(0, eq);
+    if (isSensitiveKey(decodeForLog(key.replace(/\+/g, ' ')))) continue;
+    kept.push(eq === -1 ? redactUrlComponent(key) : `${redactUrlComponent(key)}=${redactUrlComponent(pair.slice(eq + 1))}`);
+  }
+  return kept.length === 0 ? safePath : `${safePath}?${kept.join('&')}`;
 }
 
 function httpRequestOf(req: Request, res: Response, requestUrl: string, latencyNs: bigint): LogFields {

@@ -2,22 +2,47 @@ import { randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { silentLogger, type Logger } from '../logging/logger';
 import type { TokenRecord, TokenStore } from './token-record';
 import { CorruptTokenRecordError, parseTokenRecord } from './token-record-schema';
-import { hashesEqual } from './token-secret';
+import { EMPTY_TOKEN_FILE_INDEX, parseTokenFile, type TokenFileIndex } from './token-file-index';
+import {
+  acquireTokenFileLock,
+  checkLockTimings,
+  DEFAULT_LOCK_TIMEOUT_MS,
+  DEFAULT_STALE_LOCK_MS,
+  isErrno,
+} from './token-file-lock';
+
+export { TokenFileLockError } from './token-file-lock';
 
 export interface FileTokenStoreOptions {
   /** The JSON file; its directory is created (mode 0700) on first write. */
   readonly path: string;
   /** How long a writer waits for another process's lock before giving up. Default 5000. */
   readonly lockTimeoutMs?: number;
-  /** A lock file older than this is from a crashed writer and is broken. Default 10000. */
+  /**
+   * A lock older than this is broken even when its owner cannot be checked (another host).
+   * A lock whose owner died on this host is broken at once. Must be below lockTimeoutMs. Default 3000.
+   */
   readonly staleLockMs?: number;
+  /** Where an unreadable file is reported, once per problem (not per lookup). Default: silent. */
+  readonly logger?: Logger;
 }
 
-export class TokenFileLockError extends Error {
-  readonly code = 'ERR_FIRELIMIT_TOKEN_FILE_LOCKED';
-  override readonly name = 'TokenFileLockError';
+export const TOKEN_FILE_MISSING = 'ERR_FIRELIMIT_TOKEN_FILE_MISSING';
+
+/**
+ * The file was read before and is gone. A store failure, not an empty store:
+ * answering "no such token" would turn every valid token into a failed
+ * sign-in, counted against its client, for what is an operator's mistake.
+ */
+export class TokenFileMissingError extends Error {
+  readonly code = TOKEN_FILE_MISSING;
+  override readonly name = 'TokenFileMissingError';
+  constructor(readonly path: string) {
+    super(`${path} existed and is gone; restore it, or create tokens again with \`npm run token -- create\``);
+  }
 }
 
 interface FileContent {
@@ -46,42 +71,51 @@ export class FileTokenStore implements TokenStore {
   readonly path: string;
   private readonly lockTimeoutMs: number;
   private readonly staleLockMs: number;
-  private cached: { version: FileVersion; records: readonly TokenRecord[] } | undefined;
+  private readonly logger: Logger;
+  /** The last parse of one file version, or why that version could not be used (so it is not re-parsed per lookup). */
+  private cached: { version: FileVersion; index: TokenFileIndex } | { version: FileVersion; error: Error } | undefined;
+  /** The file existed at some point in this store's life; from then on its absence is a failure. */
+  private seenFile = false;
+  /** What was last logged as wrong with the file, so each problem is logged once. */
+  private reportedProblem: string | undefined;
   /** Serialises this process's writers; the lock file serialises processes. */
   private writeQueue: Promise<unknown> = Promise.resolve();
 
   constructor(options: FileTokenStoreOptions) {
     this.path = path.resolve(options.path);
-    this.lockTimeoutMs = options.lockTimeoutMs ?? 5000;
-    this.staleLockMs = options.staleLockMs ?? 10_000;
+    this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+    this.staleLockMs = options.staleLockMs ?? DEFAULT_STALE_LOCK_MS;
+    checkLockTimings(this.lockTimeoutMs, this.staleLockMs);
+    this.logger = options.logger ?? silentLogger;
   }
 
   async create(record: TokenRecord): Promise<void> {
     const checked = parseTokenRecord(record, 'create');
-    await this.mutate((records) => {
-      if (records.some((r) => r.id === checked.id)) throw new Error(`a token with id ${checked.id} already exists`);
-      if (records.some((r) => hashesEqual(r.secretHash, checked.secretHash))) throw new Error('a token with this secret already exists');
-      return { records: [...records, checked], result: undefined };
+    await this.mutate((current) => {
+      if (current.byId.has(checked.id)) throw new Error(`a token with id ${checked.id} already exists`);
+      if (current.byHash.has(checked.secretHash)) throw new Error('a token with this secret already exists');
+      return { records: [...current.records, checked], result: undefined };
     });
   }
 
   async findByHash(secretHash: string): Promise<TokenRecord | undefined> {
-    // Every record is compared, in constant time each, so the time taken says nothing about which hash matched.
-    let found: TokenRecord | undefined;
-    for (const record of await this.read()) if (hashesEqual(record.secretHash, secretHash)) found = record;
-    return found;
+    // A Map lookup, not a scan with constant-time compares. The key is the SHA-256 of a secret the caller
+    // chose: string hashing and any bucket comparison can at most hint that a stored hash shares a prefix
+    // with the caller's hash, and turning that into a match needs a SHA-256 preimage. The verifier still
+    // confirms a hit with a constant-time compare.
+    return (await this.read()).byHash.get(secretHash);
   }
 
   async get(id: string): Promise<TokenRecord | undefined> {
-    return (await this.read()).find((r) => r.id === id);
+    return (await this.read()).byId.get(id);
   }
 
   async list(): Promise<TokenRecord[]> {
-    return [...(await this.read())];
+    return [...(await this.read()).records];
   }
 
   async revoke(id: string, nowMs: number): Promise<boolean> {
-    return this.mutate((records) => {
+    return this.mutate(({ records }) => {
       const index = records.findIndex((r) => r.id === id);
       const current = records[index];
       if (current === undefined) return { result: false };
@@ -94,7 +128,7 @@ export class FileTokenStore implements TokenStore {
   }
 
   async update(id: string, changes: { tier?: string; scopes?: readonly string[] }): Promise<boolean> {
-    return this.mutate((records) => {
+    return this.mutate(({ records }) => {
       const index = records.findIndex((r) => r.id === id);
       const current = records[index];
       if (current === undefined) return { result: false };
@@ -113,47 +147,71 @@ export class FileTokenStore implements TokenStore {
     this.cached = undefined;
   }
 
-  /** The current records, re-parsed only when the file changed since the last read. */
-  private async read(): Promise<readonly TokenRecord[]> {
+  /**
+   * The current records, re-parsed only when the file changed since the last read.
+   * No file is an empty store only until the file has been seen: a first start
+   * has no tokens yet, but a file that vanished took its tokens with it.
+   */
+  private async read(): Promise<TokenFileIndex> {
     let version: FileVersion;
     try {
       const s = await stat(this.path, { bigint: true });
       version = `${s.ino}:${s.size}:${s.mtimeNs}`;
     } catch (error) {
-      if (isErrno(error, 'ENOENT')) return [];
+      if (isErrno(error, 'ENOENT')) return this.absent();
       throw error;
     }
-    if (this.cached?.version === version) return this.cached.records;
+    this.seenFile = true;
+    if (this.cached?.version === version) {
+      if ('error' in this.cached) throw this.cached.error;
+      return this.cached.index;
+    }
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');
     } catch (error) {
-      // Renamed away between stat and read: the next read sees the new file.
-      if (isErrno(error, 'ENOENT')) return [];
+      // Writers rename over the file, so it never goes missing between stat and read unless deleted.
+      if (isErrno(error, 'ENOENT')) return this.absent();
       throw error;
     }
-    const records = this.parse(text);
-    this.cached = { version, records };
-    return records;
+    let index: TokenFileIndex;
+    try {
+      index = parseTokenFile(text, this.path);
+    } catch (error) {
+      if (!(error instanceof CorruptTokenRecordError)) throw error;
+      this.cached = { version, error };
+      this.report(`corrupt:${version}`, 'token file is corrupt; sign-ins answer 503 until it is fixed', error);
+      throw error;
+    }
+    this.cached = { version, index };
+    this.recovered();
+    return index;
   }
 
-  private parse(text: string): readonly TokenRecord[] {
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      // Refuse rather than treat as empty: an empty store would reject every token, and the next write would erase them.
-      throw new CorruptTokenRecordError(`${this.path} is not valid JSON; fix or remove it (tokens in it are lost if removed)`);
-    }
-    const tokens = (json as Partial<FileContent> | null)?.tokens;
-    if (typeof json !== 'object' || json === null || !Array.isArray(tokens)) {
-      throw new CorruptTokenRecordError(`${this.path} is not a firelimit token file (expected {"version":1,"tokens":[...]})`);
-    }
-    return tokens.map((t, i) => parseTokenRecord(t, `${this.path} tokens[${i}]`));
+  private absent(): TokenFileIndex {
+    this.cached = undefined;
+    if (!this.seenFile) return EMPTY_TOKEN_FILE_INDEX;
+    const error = new TokenFileMissingError(this.path);
+    this.report('missing', 'token file is gone; sign-ins answer 503 until it is restored', error);
+    throw error;
+  }
+
+  /** Path, code and reason; each a description of the file, never of its contents, so no hash is logged. */
+  private report(problem: string, message: string, error: CorruptTokenRecordError | TokenFileMissingError): void {
+    if (this.reportedProblem === problem) return;
+    this.reportedProblem = problem;
+    const detail = error instanceof CorruptTokenRecordError ? { where: error.where, reason: error.reason } : { reason: 'deleted or renamed away after it was read' };
+    this.logger.error(message, { event: 'tokens.file_unreadable', path: this.path, code: error.code, ...detail });
+  }
+
+  private recovered(): void {
+    if (this.reportedProblem === undefined) return;
+    this.reportedProblem = undefined;
+    this.logger.info('token file is readable again', { event: 'tokens.file_readable', path: this.path });
   }
 
   /** Read-modify-write under the in-process queue and the cross-process lock. */
-  private mutate<T>(change: (records: readonly TokenRecord[]) => { records?: readonly TokenRecord[]; result: T }): Promise<T> {
+  private mutate<T>(change: (current: TokenFileIndex) => { records?: readonly TokenRecord[]; result: T }): Promise<T> {
     const run = this.writeQueue.then(async () => {
       await mkdir(path.dirname(this.path), { recursive: true, mode: 0o700 });
       const release = await this.lock();
@@ -187,31 +245,7 @@ export class FileTokenStore implements TokenStore {
     }
   }
 
-  private async lock(): Promise<() => Promise<void>> {
-    const lockPath = `${this.path}.lock`;
-    const deadline = Date.now() + this.lockTimeoutMs;
-    for (;;) {
-      try {
-        const handle = await open(lockPath, 'wx', 0o600);
-        await handle.writeFile(String(process.pid));
-        await handle.close();
-        return () => unlink(lockPath).catch(() => undefined);
-      } catch (error) {
-        if (!isErrno(error, 'EEXIST')) throw error;
-      }
-      const ageMs = await stat(lockPath).then((s) => Date.now() - s.mtimeMs, () => 0);
-      if (ageMs > this.staleLockMs) {
-        await unlink(lockPath).catch(() => undefined);
-        continue;
-      }
-      if (Date.now() > deadline) {
-        throw new TokenFileLockError(`${lockPath} is held by another process; if none is running, delete it`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+  private lock(): Promise<() => Promise<void>> {
+    return acquireTokenFileLock(`${this.path}.lock`, { timeoutMs: this.lockTimeoutMs, staleMs: this.staleLockMs });
   }
-}
-
-function isErrno(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
 }

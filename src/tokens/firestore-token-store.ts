@@ -42,9 +42,14 @@ export class FirestoreTokenStore implements TokenStore {
   }
 
   async findByHash(secretHash: string): Promise<TokenRecord | undefined> {
-    const snapshot = await this.firestore.collection(this.collection).where('secretHash', '==', secretHash).limit(1).get();
-    const doc = snapshot.docs[0];
+    // Two, not one: a second document with the same hash (a console edit, a bad import) must not let the
+    // first one Firestore happens to return authenticate.
+    const snapshot = await this.firestore.collection(this.collection).where('secretHash', '==', secretHash).limit(2).get();
+    const [doc, other] = snapshot.docs;
     if (doc === undefined) return undefined;
+    if (other !== undefined) {
+      throw new CorruptTokenRecordError(this.collection, `documents ${doc.id} and ${other.id} share a secretHash; neither is used until one is removed`);
+    }
     const record = this.parse(doc);
     // The index lookup is an equality match; confirm it in constant time so no code path compares hashes byte by byte.
     return hashesEqual(record.secretHash, secretHash) ? record : undefined;
@@ -100,7 +105,7 @@ export class FirestoreTokenStore implements TokenStore {
 
   private parse(doc: DocumentSnapshot): TokenRecord {
     const record = parseTokenRecord(doc.data(), `${this.collection}/${doc.id}`);
-    if (record.id !== doc.id) throw new CorruptTokenRecordError(`${this.collection}/${doc.id}: the record's id field says ${record.id}`);
+    if (record.id !== doc.id) throw new CorruptTokenRecordError(`${this.collection}/${doc.id}`, `the record's id field says ${record.id}`);
     return record;
   }
 }

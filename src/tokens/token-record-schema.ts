@@ -21,10 +21,23 @@ const tokenRecordSchema = z.object({
   revokedAtMs: z.number().int().nonnegative().nullable(),
 });
 
-/** Thrown when stored data is not a token record; the message names the record, never its hash. */
+export const CORRUPT_TOKEN_RECORD = 'ERR_FIRELIMIT_CORRUPT_TOKEN_RECORD';
+
+/**
+ * Thrown when stored data is not a token record. `where` names the source
+ * (a file path and record index, a Firestore document) and `reason` what is
+ * wrong with it, both fit for a log line: neither ever quotes a value, so no
+ * hash reaches a log through them.
+ */
 export class CorruptTokenRecordError extends Error {
-  readonly code = 'ERR_FIRELIMIT_CORRUPT_TOKEN_RECORD';
+  readonly code = CORRUPT_TOKEN_RECORD;
   override readonly name = 'CorruptTokenRecordError';
+  constructor(
+    readonly where: string,
+    readonly reason: string,
+  ) {
+    super(`${where}: ${reason}`);
+  }
 }
 
 export function parseTokenRecord(value: unknown, where: string): TokenRecord {
@@ -32,7 +45,8 @@ export function parseTokenRecord(value: unknown, where: string): TokenRecord {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue?.path.join('.') || '(record)';
-    throw new CorruptTokenRecordError(`${where}: invalid token record, field ${field}: ${issue?.message ?? 'invalid'}`);
+    // zod's messages name the expected shape, never the input.
+    throw new CorruptTokenRecordError(where, `invalid token record, field ${field}: ${issue?.message ?? 'invalid'}`);
   }
   return parsed.data;
 }

@@ -12,7 +12,7 @@ import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
 import type { WindowStore } from '../../src/limiter/window-store';
 import { createServiceLogger } from '../../src/logging/create-service-logger';
 import type { Logger } from '../../src/logging/logger';
-import { createRequestLogMiddleware } from '../../src/logging/request-log-middleware';
+import { createRequestLogMiddleware, safeRequestUrl } from '../../src/logging/request-log-middleware';
 import { hashSecret } from '../../src/tokens/token-secret';
 import { buildRealAuth } from '../support/real-auth';
 
@@ -182,5 +182,70 @@ describe('the real app with the file token store', () => {
       await limiter.close();
       await auth.close();
     }
+  });
+});
+
+describe('secrets in the URL, through the real request log middleware', () => {
+  const secret = `flk_${'S'.repeat(20)}${'x'.repeat(23)}`;
+  const hash = hashSecret(secret);
+  const encodedSecret = secret.replace('_', '%5F');
+  /** Each a way a client has been seen (or could be expected) to put a secret where it does not belong. */
+  const urls: readonly [string, string][] = [
+    ['in a path segment', `/mcp/${secret}`],
+    ['as an unnamed query value', `/mcp?${secret}`],
+    ['as the value of an innocent-looking parameter', `/mcp?x=${secret}&page=2`],
+    ['as a hash in a parameter', `/mcp?x=${hash}`],
+    ['as a hash glued to other word characters', `/mcp?x=${hash}_y`],
+    ['percent-encoded in a path segment', `/mcp/${encodedSecret}`],
+    ['percent-encoded in a path segment, lower case', `/mcp/${secret.replace('_', '%5f')}`],
+    ['with its letters percent-encoded', `/mcp/%66%6c%6b%5f${secret.slice(4)}`],
+    ['double percent-encoded', `/mcp?x=${secret.replace('_', '%255F')}`],
+    ['percent-encoded in a query value', `/mcp?x=${encodedSecret}`],
+    ['behind a percent-encoded sensitive parameter name', `/mcp?t%6Fken=${secret.slice(4)}`],
+    ['percent-encoded hash in a path', `/mcp/${hash.slice(0, 10)}%${hash.charCodeAt(10).toString(16)}${hash.slice(11)}`],
+  ];
+
+  async function logOf(format: 'json' | 'pretty', url: string): Promise<string> {
+    const stream = new PassThrough();
+    const chunks: string[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
+    const logger = createServiceLogger({ log: { format }, firebase: { projectId: 'demo-firelimit' } as never }, { output: stream });
+    const app = express();
+    app.use(createRequestLogMiddleware(logger, { projectId: 'demo-firelimit' }));
+    app.use((_req, res) => {
+      res.status(404).end();
+    });
+    await request(app).post(url);
+    return chunks.join('');
+  }
+
+  test.each(urls)('a secret %s is not logged, in JSON or in the terminal format', async (_how, url) => {
+    for (const format of ['json', 'pretty'] as const) {
+      const text = await logOf(format, url);
+      expect(text).toContain('POST /mcp');
+      expectNoSecrets(text, secret);
+      expect(text).not.toContain(secret.slice(4, 24));
+      expect(text.toLowerCase()).not.toContain(hash.slice(12));
+    }
+  });
+
+  test('the logged URL keeps what is harmless and marks what was removed', async () => {
+    const entries = (await logOf('json', `/mcp/${encodedSecret}/tools?page=2&x=${hash}&${secret}`))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as LoggedEntry)
+      .filter((e) => e.event === 'http.request');
+    expect(entries.map((e) => [e.message, e.httpRequest?.requestUrl])).toEqual([
+      ['POST /mcp/flk_[redacted]/tools?page=2&x=[redacted]&flk_[redacted] 404', '/mcp/flk_[redacted]/tools?page=2&x=[redacted]&flk_[redacted]'],
+    ]);
+  });
+
+  test('safeRequestUrl itself removes them, so a logger without a redacting sink is safe too', () => {
+    for (const [, url] of urls) {
+      const safe = safeRequestUrl(url);
+      expect(safe).not.toContain(secret.slice(4, 24));
+      expect(safe.toLowerCase()).not.toContain(hash.slice(12));
+    }
+    expect(safeRequestUrl('/mcp/tools%20list?page=2&q=a%2Fb')).toBe('/mcp/tools%20list?page=2&q=a%2Fb');
   });
 });

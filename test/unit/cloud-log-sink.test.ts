@@ -128,6 +128,25 @@ describe('redaction', () => {
     expect(redactText('Authorization: Bearer abc.def')).toBe('Authorization: Bearer [redacted]');
     expect(redactText('https://u:p@host/x')).toBe('https://[redacted]@host/x');
   });
+
+  it('masks secrets in their percent-decoded forms, in any text (an error handler logging req.path)', () => {
+    const tail = 'A'.repeat(43);
+    expect(redactText(`request failed at /mcp/flk%5F${tail}/x`)).toBe('request failed at /mcp/flk_[redacted]/x');
+    expect(redactText(`GET /a?x=%2566lk%255F${tail} 404`)).toBe('GET /a?x=flk_[redacted] 404');
+    expect(redactText(`hash=${'ab'.repeat(31)}%61%62 end`)).toBe('hash=[redacted] end');
+    // A decoded run that hides nothing is left as it came, escapes and all.
+    expect(redactText('GET /tools%20list?q=a%2Fb 200')).toBe('GET /tools%20list?q=a%2Fb 200');
+    // A malformed escape does not stop the rest from being decoded.
+    expect(redactText(`/x%ZZ/flk%5f${tail}`)).toBe('/x%ZZ/flk_[redacted]');
+  });
+
+  it('masks a hex SHA-256 glued to word characters, and longer hex runs, but not trace or span ids', () => {
+    const hash = 'ab'.repeat(32);
+    expect(redactText(`x=${hash}_y`)).toBe('x=[redacted]_y');
+    expect(redactText(`v${hash}`)).toBe('v[redacted]');
+    expect(redactText(`${hash}${hash}`)).toBe('[redacted]');
+    expect(redactText(`trace ${TRACE_ID} span 00f067aa0ba902b7`)).toBe(`trace ${TRACE_ID} span 00f067aa0ba902b7`);
+  });
 });
 
 describe('createPrettyLogSink and createServiceLogger', () => {

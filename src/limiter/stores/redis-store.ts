@@ -7,7 +7,32 @@ import type { WindowStore } from '../window-store';
 import { assertValidAdjustment, type WindowAdjustment } from '../algorithms/fixed-window';
 import { REDIS_ADJUST_SCRIPT, REDIS_ADJUST_SHA1 } from './redis-adjust-script';
 import { REDIS_FIXED_WINDOW_SCRIPT, REDIS_FIXED_WINDOW_SHA1 } from './redis-fixed-window-script';
+import {
+  AUTH_REPLY_CODES,
+  authRefusalHint,
+  isNoScriptError,
+  REDIS_AUTH_REFUSED,
+  REDIS_BAD_REPLY,
+  REDIS_ERROR_REPLY,
+  REDIS_TIMEOUT,
+  REDIS_UNAVAILABLE,
+  redisReplyCode,
+  RedisStoreError,
+} from './redis-store-error';
 import { parseRedisUrl, scrubRedisSecrets } from './redis-url';
+
+export {
+  authRefusalHint,
+  isNoScriptError,
+  REDIS_AUTH_REFUSED,
+  REDIS_BAD_REPLY,
+  REDIS_ERROR_REPLY,
+  REDIS_TIMEOUT,
+  REDIS_UNAVAILABLE,
+  redisReplyCode,
+  RedisStoreError,
+  type RedisStoreErrorCode,
+} from './redis-store-error';
 
 export interface RedisWindowStoreOptions {
   /** `redis://[:password@]host[:port][/db]` or `rediss://...`. Never logged, scrubbed from every error. */
@@ -30,31 +55,6 @@ export const DEFAULT_REDIS_TTL_MARGIN_MS = 10_000;
 export const DEFAULT_REDIS_MAX_PENDING_COMMANDS = 1000;
 const CONNECT_TIMEOUT_MS = 2000;
 const RECONNECT_MAX_DELAY_MS = 2000;
-
-/** Stable codes, so callers and logs can tell these apart without reading messages. */
-export const REDIS_UNAVAILABLE = 'ERR_FIRELIMIT_REDIS_UNAVAILABLE';
-export const REDIS_TIMEOUT = 'ERR_FIRELIMIT_REDIS_TIMEOUT';
-export const REDIS_ERROR_REPLY = 'ERR_FIRELIMIT_REDIS_ERROR_REPLY';
-export const REDIS_BAD_REPLY = 'ERR_FIRELIMIT_REDIS_BAD_REPLY';
-export type RedisStoreErrorCode = typeof REDIS_UNAVAILABLE | typeof REDIS_TIMEOUT | typeof REDIS_ERROR_REPLY | typeof REDIS_BAD_REPLY;
-
-/**
- * The only error the store lets out. It carries a scrubbed message and the
- * original's class name, never the original error itself: a socket or client
- * error may hold the connection URL, and whoever logs this should not have to
- * know that.
- */
-export class RedisStoreError extends Error {
-  override readonly name = 'RedisStoreError';
-  constructor(
-    readonly code: RedisStoreErrorCode,
-    message: string,
-    /** Class of the underlying error (ClientOfflineError, ErrorReply, ...), for diagnosis. */
-    readonly causeName?: string,
-  ) {
-    super(message);
-  }
-}
 
 type RedisClient = ReturnType<typeof createClient>;
 type CommandArgs = readonly string[];
@@ -92,6 +92,10 @@ export class RedisWindowStore implements WindowStore {
   private scriptLoadCount = 0;
   private down = false;
   private closed = false;
+  /** The auth refusal behind the current outage, if that is what it is; commands failing meanwhile carry it. */
+  private authRefusal: string | undefined;
+  /** The operator's hint is logged once per outage, not once per reconnect attempt. */
+  private authHintLogged = false;
 
   constructor(options: RedisWindowStoreOptions) {
     const target = parseRedisUrl(options.url);
@@ -253,7 +257,11 @@ export class RedisWindowStore implements WindowStore {
   private async sendWithDeadline(command: CommandArgs): Promise<unknown> {
     // withDeadline subscribes to the reply, so its late rejection (after the deadline won) is not unhandled.
     const result = await withDeadline(() => this.client.sendCommand(command as string[]), this.commandTimeoutMs);
-    if (result.ok) return result.value;
+    if (result.ok) {
+      // An answered command ends a NOPERM outage (permissions granted), which no 'ready' event marks.
+      this.authHintLogged = false;
+      return result.value;
+    }
     if (result.cause === 'timeout') throw new RedisStoreError(REDIS_TIMEOUT, `redis command did not complete within ${this.commandTimeoutMs} ms`);
     throw result.error;
   }
@@ -262,8 +270,17 @@ export class RedisWindowStore implements WindowStore {
     if (error instanceof RedisStoreError) return error;
     const causeName = error instanceof Error ? error.constructor.name : typeof error;
     const detail = scrubRedisSecrets(error instanceof Error ? error.message : String(error), this.url);
+    const redisCode = redisReplyCode(error);
+    if (redisCode !== undefined && AUTH_REPLY_CODES.has(redisCode)) {
+      this.noteAuthRefusal(redisCode);
+      return new RedisStoreError(REDIS_AUTH_REFUSED, authRefusalHint(redisCode), causeName, redisCode);
+    }
+    if (this.authRefusal !== undefined && !this.client.isReady) {
+      // Offline because the handshake was refused: say so, rather than a bare ClientOfflineError.
+      return new RedisStoreError(REDIS_AUTH_REFUSED, authRefusalHint(this.authRefusal), causeName, this.authRefusal);
+    }
     if (error instanceof ErrorReply) {
-      return new RedisStoreError(REDIS_ERROR_REPLY, `redis answered with an error: ${detail}`, causeName);
+      return new RedisStoreError(REDIS_ERROR_REPLY, `redis answered with an error: ${detail}`, causeName, redisCode);
     }
     if (error instanceof TimeoutError) {
       return new RedisStoreError(REDIS_TIMEOUT, `redis command waited more than ${this.commandTimeoutMs} ms to be sent`, causeName);
@@ -271,24 +288,38 @@ export class RedisWindowStore implements WindowStore {
     return new RedisStoreError(REDIS_UNAVAILABLE, `redis is unavailable (${causeName}): ${detail}`, causeName);
   }
 
+  /** The client's 'error' event: every failed connect or handshake, including a refused AUTH/HELLO. */
   private markDown(error: unknown): void {
-    if (this.down || this.closed) return;
+    if (this.closed) return;
+    const redisCode = redisReplyCode(error);
+    if (redisCode !== undefined && AUTH_REPLY_CODES.has(redisCode)) this.noteAuthRefusal(redisCode);
+    else if (redisCode === undefined) this.authRefusal = undefined; // a socket error: no longer (known to be) the credentials
+    if (this.down) return;
     this.down = true;
     // Debug: the limiter's guard logs the outage itself, once; this line only adds the socket-level cause.
-    // Class and code only: a socket error's message may name the host, and its fields the credentials.
-    this.logger.debug('redis connection lost; reconnecting with backoff', { event: 'ratelimit.redis_down', error: describeError(error) });
+    // Class and codes only: a socket error's message may name the host, and its fields the credentials.
+    this.logger.debug('redis connection lost; reconnecting with backoff', { event: 'ratelimit.redis_down', error: describeError(error), redisCode });
   }
 
   private markUp(): void {
+    this.authRefusal = undefined;
+    this.authHintLogged = false;
     if (!this.down) return;
     this.down = false;
     this.logger.debug('redis connection restored', { event: 'ratelimit.redis_up' });
   }
-}
 
-/** Redis names its error in the reply's first word; ErrorReply is how the client marks a reply as Redis's own error. */
-export function isNoScriptError(error: unknown): boolean {
-  return error instanceof ErrorReply && /^NOSCRIPT\b/.test(error.message);
+  /**
+   * Retrying cannot fix a wrong password, and the guard's outage line only
+   * says the backend is down: this one line says what to change. Redis's code
+   * only; its reply text is not logged, nor anything of the URL.
+   */
+  private noteAuthRefusal(redisCode: string): void {
+    this.authRefusal = redisCode;
+    if (this.authHintLogged) return;
+    this.authHintLogged = true;
+    this.logger.error(authRefusalHint(redisCode), { event: 'ratelimit.redis_auth_refused', backend: 'redis', redisCode });
+  }
 }
 
 function toDecision(reply: unknown, limit: number): WindowDecision {
