@@ -93,6 +93,8 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
   const failures = options.authFailureLimiter;
   const unauthenticated = options.unauthenticatedLimiter;
   const count = (reason: AuthRefusalReason): void => options.metrics?.authFailure(reason);
+  // One line when the token store starts failing and one when it answers again, not one per request.
+  let storeFailingSince: number | undefined;
 
   return async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
     const address = clientAddress({ forwardedFor: req.headers['x-forwarded-for'], socketAddress: req.socket.remoteAddress }, options.trustProxyHops);
@@ -158,11 +160,22 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
         } catch (error) {
           await failures.refund(key, reservation, { cost: 1, policy });
           count('store_unavailable');
-          // Class and code only, of the store's own error: its message could quote the query, and the query holds a hash.
-          logger.error('token store unavailable; answering 503', { address, error: describeError(error instanceof Error && error.cause !== undefined ? error.cause : error) });
+          if (storeFailingSince === undefined) {
+            storeFailingSince = clock();
+            // Class and code only, of the store's own error: its message could quote the query, and the query holds a hash.
+            logger.error('token store unavailable; answering 503 until it answers again', {
+              event: 'auth.token_store_unavailable',
+              address,
+              error: describeError(error instanceof Error && error.cause !== undefined ? error.cause : error),
+            });
+          }
           unavailable(res, id, 'Token verification is temporarily unavailable; retry after 1 s.');
           return;
         }
+      }
+      if (storeFailingSince !== undefined) {
+        logger.info('token store answers again', { event: 'auth.token_store_recovered', durationMs: clock() - storeFailingSince });
+        storeFailingSince = undefined;
       }
       if (token === undefined) {
         const reason: AuthFailureReason = wellFormed ? 'invalid_token' : 'malformed_token';

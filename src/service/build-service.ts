@@ -80,7 +80,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
         failurePolicy: config.rateLimit.failurePolicy,
       });
     }
-    const tokenStore = await createTokenStore(config, { app: firebaseApp });
+    const tokenStore = await createTokenStore(config, { app: firebaseApp, logger });
     opened.push(tokenStore);
 
     const verifier = new CachedTokenVerifier({ store: tokenStore, ttlMs: config.tokens.cacheTtlMs });

@@ -1,5 +1,6 @@
 import type { App } from 'firebase-admin/app';
 import type { Config } from '../config/config';
+import type { Logger } from '../logging/logger';
 import type { TokenStore } from './token-record';
 
 export interface CreateTokenStoreOptions {
@@ -7,6 +8,8 @@ export interface CreateTokenStoreOptions {
   readonly app?: App;
   /** Firestore collection; default 'apiTokens'. For tests sharing one emulator. */
   readonly collection?: string;
+  /** The file store reports an unreadable file here (path and reason, once per problem). Default: silent. */
+  readonly logger?: Logger;
 }
 
 /**
@@ -18,7 +21,7 @@ export async function createTokenStore(config: Pick<Config, 'tokens'>, options: 
   switch (config.tokens.store) {
     case 'file': {
       const { FileTokenStore } = await import('./file-token-store');
-      return new FileTokenStore({ path: config.tokens.file });
+      return new FileTokenStore({ path: config.tokens.file, logger: options.logger });
     }
     case 'firestore': {
       if (options.app === undefined) {

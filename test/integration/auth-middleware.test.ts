@@ -315,3 +315,21 @@ describe('auth middleware: requests without a known-valid token are limited per 
     expect((await call(harness.revoked)).body.error.data.reason).toBe('unauthenticated_limit');
   });
 });
+
+describe('auth middleware: token store outage logging', () => {
+  it('logs one line when the token store starts failing and one when it answers again, not one per request', async () => {
+    let failing = true;
+    const cached = new CachedTokenVerifier({ store: harness.store, ttlMs: 0, clock: () => NOW_MS });
+    const flaky: TokenVerifier = {
+      verify: (secret) => (failing ? Promise.reject(new Error('unavailable')) : cached.verify(secret)),
+      peek: () => ({ kind: 'unknown' }),
+    };
+    await harness.limiter.close();
+    harness = await build({ verifier: flaky });
+    for (let i = 0; i < 5; i++) expect((await call(harness.good)).status).toBe(503);
+    failing = false;
+    expect((await call(harness.good)).status).toBe(200);
+    const events = harness.logger.entries.map((e) => e.fields.event).filter((e) => typeof e === 'string' && e.startsWith('auth.token_store'));
+    expect(events).toEqual(['auth.token_store_unavailable', 'auth.token_store_recovered']);
+  });
+});

@@ -41,11 +41,12 @@ async function serve(): Promise<{ app: Express; logText: () => string; secret: s
   const store = new FileTokenStore({ path: file, logger });
   const { secret } = await new TokenService({ store }).create({ name: 'survivor' });
   limiter = await createRateLimiter({ backend: 'memory', policy: { name: 'auth-failures', limit: FAILURE_BUDGET, windowMs: 60_000 } });
+  const unauthenticatedLimiter = await createRateLimiter({ backend: 'memory', policy: { name: 'unauthenticated', limit: 1_000, windowMs: 60_000 } });
   const app = express();
   app.use(express.json());
   app.post(
     '/mcp',
-    createAuthMiddleware({ verifier: new CachedTokenVerifier({ store, ttlMs: 0 }), authFailureLimiter: limiter, trustProxyHops: 0, requiredScope: 'mcp', logger }),
+    createAuthMiddleware({ verifier: new CachedTokenVerifier({ store, ttlMs: 0 }), authFailureLimiter: limiter, unauthenticatedLimiter, trustProxyHops: 0, requiredScope: 'mcp', logger }),
     (_req, res) => {
       res.json({ ok: true });
     },
