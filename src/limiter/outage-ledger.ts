@@ -53,9 +53,12 @@ export class OutageLedger {
 
   /** Remembers the spent count a shared decision implies. */
   observeShared(ledgerKey: string, decision: WindowDecision, policy: RateLimitPolicy): void {
-    const windowNumber = Math.floor((decision.resetAtMs - 1) / policy.windowMs);
     // remaining is clamped at 0, so a window spent past its limit reads as exactly the limit: enough to refuse.
-    const count = decision.limit - decision.remaining;
+    this.observeCount(ledgerKey, Math.floor((decision.resetAtMs - 1) / policy.windowMs), decision.limit - decision.remaining);
+  }
+
+  /** Remembers a window's spent count seen some other way (a store's listener). */
+  observeCount(ledgerKey: string, windowNumber: number, count: number): void {
     const entry = this.known.get(ledgerKey);
     if (entry !== undefined) {
       this.known.delete(ledgerKey);

@@ -134,6 +134,8 @@ export class WindowRateLimiter implements RateLimiter {
       });
     }
     // Keyed like the ledger, by policy too: a tier change mid-outage must not mix two windows.
+    const seen = store.lastSeen?.(key);
+    if (seen !== undefined) this.ledger.observeCount(blockKey, seen.windowNumber, seen.count);
     const floor = this.ledger.floorFor(blockKey, nowMs, policy);
     if (floor.atLeastCount > 0) this.local.adjustSync(blockKey, nowMs, policy, floor);
     const local = this.local.consumeSync(blockKey, nowMs, policy, cost);

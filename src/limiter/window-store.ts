@@ -1,4 +1,4 @@
-import type { WindowAdjustment } from './algorithms/fixed-window';
+import type { FixedWindowState, WindowAdjustment } from './algorithms/fixed-window';
 import type { WindowDecision } from './decision';
 import type { RateLimitPolicy } from './policy';
 
@@ -18,6 +18,12 @@ export interface WindowStore {
    * locally granted calls. Resolves once stored; a passed window is a no-op.
    */
   adjust(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void>;
+  /**
+   * What the store last heard of `key` without asking (a listener's cache),
+   * including other instances' spending; absent where the store has no such
+   * view. The limiter starts a local window from it during an outage.
+   */
+  lastSeen?(key: string): FixedWindowState | undefined;
   /**
    * Resolves true once the store can answer (its connection is up), false
    * after `timeoutMs`; never rejects. Absent: always ready (memory).

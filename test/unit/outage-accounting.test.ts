@@ -185,6 +185,22 @@ describe('fail-open outage accounting', () => {
     expect(afterRecovery).toBe(0);
   });
 
+  test('a store that saw the other instances spend (a listener) gives the local window that floor instead', async () => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const all = instances(2, db, clock);
+    // What RTDB's listener cache does: the last server value, every instance's writes included, frozen at the outage.
+    const view: { frozen?: { windowNumber: number; count: number } } = {};
+    for (const { store } of all) (store as Connection & { lastSeen?: () => unknown }).lastSeen = () => view.frozen;
+    let total = (await admitted(all[0]!.limiter, 2)) + (await admitted(all[1]!.limiter, 2));
+    view.frozen = { windowNumber: Math.floor(T0 / WINDOW_MS), count: await db.spent('tok_a', T0) };
+    db.down = true;
+    total += (await admitted(all[0]!.limiter, 20)) + (await admitted(all[1]!.limiter, 20));
+    db.down = false;
+    total += (await admitted(all[0]!.limiter, 10)) + (await admitted(all[1]!.limiter, 10));
+    expect(total).toBe(16);
+  });
+
   test('property: once reconciled, the shared window has spent exactly what every instance admitted', async () => {
     const step = fc.record({ instance: fc.integer({ min: 0, max: 2 }), down: fc.boolean(), cost: fc.integer({ min: 0, max: 3 }) });
     await fc.assert(

@@ -31,6 +31,8 @@ export interface ListenedNode {
 interface Entry {
   readonly ref: Reference;
   readonly onValue: (snapshot: DataSnapshot) => void;
+  /** The last value the server delivered, any instance's write included. */
+  value: unknown;
   /** True once the server's value arrived: from then on the cache tracks the server. */
   ready: boolean;
   /** The cache stopped tracking (listen cancelled, e.g. permission denied). */
@@ -80,6 +82,17 @@ export class ListenerCache {
     return { ref: entry.ref, tracksServer: () => probe.ready && !probe.cancelled };
   }
 
+  /**
+   * The last value the server pushed for `path`, if it is listened to and
+   * delivered one: possibly stale (during an outage it is the last value
+   * before the connection dropped), never optimistic (our own pending writes
+   * raise no local events). Does not count as a use.
+   */
+  lastValue(path: string): unknown {
+    const entry = this.entries.get(path);
+    return entry !== undefined && entry.ready && !entry.cancelled ? entry.value : undefined;
+  }
+
   /** Stops every listener; after this the process can exit. */
   close(): void {
     for (const [path, entry] of this.entries) this.drop(path, entry);
@@ -88,9 +101,11 @@ export class ListenerCache {
   private listen(ref: Reference): Entry {
     const entry: Entry = {
       ref,
-      onValue: () => {
+      onValue: (snapshot: DataSnapshot) => {
+        entry.value = snapshot.val();
         entry.ready = true;
       },
+      value: null,
       ready: false,
       cancelled: false,
       expiresAtMs: 0,

@@ -1,5 +1,5 @@
 import type { Database, DataSnapshot } from 'firebase-admin/database';
-import { adjustFixedWindow, assertValidAdjustment, decideFixedWindow, type WindowAdjustment } from '../algorithms/fixed-window';
+import { adjustFixedWindow, assertValidAdjustment, decideFixedWindow, type FixedWindowState, type WindowAdjustment } from '../algorithms/fixed-window';
 import type { WindowDecision } from '../decision';
 import { assertValidKey } from '../key';
 import { assertValidCost, assertValidPolicy, type RateLimitPolicy } from '../policy';
@@ -169,6 +169,15 @@ export class RtdbWindowStore implements WindowStore {
       return next === null ? undefined : windowNode(next, policy.windowMs);
     };
     await this.inFlight.around(path, () => ref.transaction(update, undefined, false));
+  }
+
+  /**
+   * The newest window the listener last saw for `key`: what every instance
+   * had spent, as of the last push. The limiter starts a local window from it
+   * during an outage, so an outage does not forget what the others spent.
+   */
+  lastSeen(key: string): FixedWindowState | undefined {
+    return newestWindow(this.listeners.lastValue(`${this.rootPath}/${key}`)) ?? undefined;
   }
 
   /** True once the client's connection is up (`.info/connected`), false after `timeoutMs`. */
