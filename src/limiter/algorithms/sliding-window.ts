@@ -113,7 +113,8 @@ export const slidingWindow: Algorithm<SlidingWindowState> = {
   name: 'sliding-window',
   decide,
   adjust,
-  expiresAtMs: (state, params) => resetAt(state.windowNumber, state.count, state.previousCount, state.windowNumber * params.windowMs, params.windowMs),
+  // Once the next window starts, only `count` is left; once the one after starts, nothing.
+  expiresAtMs: (state, params) => (state.windowNumber + (state.count > 0 ? 2 : 1)) * params.windowMs,
   maxCost: (params) => params.limit,
   describe: (params) => `about ${params.limit} in any ${spanWords(params.windowMs)} (a weighted estimate; at most ${params.limit} in each clock ${spanWords(params.windowMs)})`,
   parseState(value) {
