@@ -21,8 +21,12 @@ export interface AlgorithmStates {
   'leaky-bucket': LeakyBucketState;
 }
 
-/** One of the algorithms, its state type kept with it (narrow by `name` to get it back). */
-export type AnyAlgorithm = { readonly [K in AlgorithmName]: Algorithm<AlgorithmStates[K]> }[AlgorithmName];
+/**
+ * An algorithm chosen at run time (from config): its state is opaque to the
+ * caller, read with `parseState` and handed back to `decide`/`adjust`. Every
+ * `Algorithm<S>` is one (method parameters are bivariant), so no cast is needed.
+ */
+export type AnyAlgorithm = Algorithm<unknown>;
 
 export const ALGORITHMS: { readonly [K in AlgorithmName]: Algorithm<AlgorithmStates[K]> } = {
   'fixed-window': fixedWindow,

@@ -278,3 +278,12 @@ describe('the registry', () => {
     expect(() => assertValidLimitParams({ limit: 1e12, windowMs: 86_400_000 })).toThrow(/2\^51/);
   });
 });
+
+test('an algorithm chosen by a run-time name is usable without casts: parse, decide, write back', () => {
+  const alg = algorithmNamed(String('token-bucket'));
+  const params = { limit: 2, windowMs: 1000, burst: 2 };
+  const first = alg.decide(alg.parseState(undefined), 0, params, 2);
+  expect(first.decision.allowed).toBe(true);
+  const stored = alg.parseState(JSON.parse(JSON.stringify(first.next)));
+  expect(alg.decide(stored, 0, params, 1).decision).toEqual({ allowed: false, limit: 2, remaining: 0, resetAtMs: 1000, retryAfterMs: 500 });
+});
