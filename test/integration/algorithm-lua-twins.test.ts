@@ -173,18 +173,24 @@ function suite<S>(name: AlgorithmName, pair: Pair<S>, vectors: { decide: readonl
       cost: fc.oneof(fc.constant(1), fc.integer({ min: 0, max: 10 })),
       deltaUnits: fc.integer({ min: -4, max: 4 }),
       atLeastAgo: fc.option(fc.integer({ min: 0, max: 4 }), { nil: null }),
+      /** Adjust: merge with another instance's view instead (its own walk), so merges do real work. */
+      atLeastOther: fc.boolean(),
+      otherCost: fc.integer({ min: 0, max: 4 }),
     });
     await fc.assert(
       fc.asyncProperty(paramsArb, fc.integer({ min: 0, max: 4_000_000_000_000 }), fc.array(opArb, { minLength: 1, maxLength: 25 }), async (params, startMs, ops) => {
         const key = freshKey(name);
         let state: S | null = null;
+        let other: S | null = null;
         const past: (S | null)[] = [];
         let nowMs = startMs;
         for (const op of ops) {
           nowMs = Math.max(0, nowMs + op.stepMs);
           past.push(state);
+          other = algorithm.decide(other, nowMs, params, op.otherCost).next ?? other;
           if (op.adjust) {
-            const atLeast = op.atLeastAgo === null ? null : (past[Math.max(0, past.length - 1 - op.atLeastAgo)] ?? null);
+            const snapshot = op.atLeastAgo === null ? null : (past[Math.max(0, past.length - 1 - op.atLeastAgo)] ?? null);
+            const atLeast = op.atLeastOther ? other : snapshot;
             const next = algorithm.adjust(state, nowMs, params, { atLeast, deltaUnits: op.deltaUnits });
             expect(await luaAdjust(pair, key, nowMs, params, op.deltaUnits, atLeast)).toBe(next !== null);
             if (next !== null) state = next;
