@@ -72,4 +72,25 @@ describe('slidingLog: its promise', () => {
       { numRuns: 300 },
     );
   });
+
+  test('the state never holds more than limit entries, through decisions and adjustments alike', () => {
+    const opArb = fc.record({ gapMs: fc.integer({ min: -500, max: 800 }), cost: fc.integer({ min: 0, max: 4 }), adjust: fc.boolean(), deltaUnits: fc.integer({ min: -3, max: 5 }) });
+    fc.assert(
+      fc.property(paramsArb, fc.array(opArb, { maxLength: 60 }), (params, ops) => {
+        let state: SlidingLogState | null = null;
+        let other: SlidingLogState | null = null;
+        let nowMs = 1_000_000;
+        for (const op of ops) {
+          nowMs = Math.max(0, nowMs + op.gapMs);
+          other = slidingLog.decide(other, nowMs + 7, params, 1).next ?? other;
+          const next: SlidingLogState | null = op.adjust
+            ? slidingLog.adjust(state, nowMs, params, { atLeast: other, deltaUnits: op.deltaUnits })
+            : slidingLog.decide(state, nowMs, params, op.cost).next;
+          if (next !== null) state = next;
+          expect(state?.entries.length ?? 0).toBeLessThanOrEqual(params.limit);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
