@@ -125,8 +125,9 @@ export const fixedWindow: Algorithm<FixedWindowState> = {
   name: 'fixed-window',
   decide(state, nowMs, params, cost) {
     const result = decideFixedWindow(state, nowMs, params, cost);
-    // A cost-0 read is always answered, even of a window an adjustment pushed past its limit
-    // (decideFixedWindow refuses that read; the stores' Lua twin does the same, for now).
+    // A cost-0 read is always allowed, even of a window an adjustment pushed past its limit.
+    // decideFixedWindow refuses that read, and so does REDIS_FIXED_WINDOW_SCRIPT, which the Redis
+    // store runs today; stores/lua/fixed-window.ts follows this value instead.
     if (cost === 0 && !result.decision.allowed) return { decision: { ...result.decision, allowed: true, retryAfterMs: 0 }, next: null };
     return result;
   },
