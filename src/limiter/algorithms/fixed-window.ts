@@ -110,3 +110,45 @@ export function assertValidAdjustment(adjustment: WindowAdjustment): void {
     throw new RangeError(`adjustment deltaUnits must be an integer, got ${adjustment.deltaUnits}`);
   }
 }
+
+// Appended below the original exports (which stores use unchanged); imports are hoisted.
+import { isWholeNumber, spanWords, type Algorithm } from './algorithm';
+
+/**
+ * The fixed window as an `Algorithm` value. Promise: at most `limit` units in
+ * each window [n·windowMs, (n+1)·windowMs) of the epoch. Trade-off: the
+ * cheapest state (two integers) and boundaries every instance agrees on, but up
+ * to 2·limit can pass in one windowMs that straddles a boundary.
+ * resetAtMs is the end of the window.
+ */
+export const fixedWindow: Algorithm<FixedWindowState> = {
+  name: 'fixed-window',
+  decide(state, nowMs, params, cost) {
+    const result = decideFixedWindow(state, nowMs, params, cost);
+    // A cost-0 read is always allowed, even of a window an adjustment pushed past its limit.
+    // decideFixedWindow refuses that read, and so does REDIS_FIXED_WINDOW_SCRIPT, which the Redis
+    // store runs today; stores/lua/fixed-window.ts follows this value instead.
+    if (cost === 0 && !result.decision.allowed) return { decision: { ...result.decision, allowed: true, retryAfterMs: 0 }, next: null };
+    return result;
+  },
+  adjust(state, nowMs, params, { atLeast, deltaUnits }) {
+    // The window of record is the newest of ours, the stored one and the one atLeast saw:
+    // a later window seen elsewhere is the truth, not an older one by our clock.
+    const windowNumber = Math.max(
+      windowNumberAt(nowMs, params.windowMs),
+      state?.windowNumber ?? 0,
+      atLeast?.windowNumber ?? 0,
+    );
+    const atLeastCount = atLeast !== null && atLeast.windowNumber === windowNumber ? atLeast.count : 0;
+    const effectiveNowMs = Math.max(nowMs, windowNumber * params.windowMs);
+    return adjustFixedWindow(state, effectiveNowMs, params, { windowNumber, atLeastCount, deltaUnits });
+  },
+  expiresAtMs: (state, params) => (state.windowNumber + 1) * params.windowMs,
+  maxCost: (params) => params.limit,
+  describe: (params) => `at most ${params.limit} in each ${spanWords(params.windowMs)} window (windows start on the clock)`,
+  parseState(value) {
+    if (typeof value !== 'object' || value === null) return null;
+    const { windowNumber, count } = value as Record<string, unknown>;
+    return isWholeNumber(windowNumber) && isWholeNumber(count) ? { windowNumber, count } : null;
+  },
+};

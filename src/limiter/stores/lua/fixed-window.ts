@@ -1,0 +1,97 @@
+import type { FixedWindowState } from '../../algorithms/fixed-window';
+import { luaTwin } from './twin-protocol';
+
+/**
+ * The Lua twin of `fixedWindow` (algorithms/fixed-window.ts), decide and
+ * adjust, called as twin-protocol.ts describes. The value is
+ * "windowNumber:count", the layout redis-fixed-window-script.ts already
+ * writes, so a key moves between the two scripts unchanged.
+ *
+ * Differs from that older script in two ways, both as `fixedWindow` does: a
+ * cost-0 read is always allowed (even of a window an adjustment pushed past the
+ * limit), and adjust takes atLeast as a state (its window may be newer than
+ * ours) instead of a window number and a count.
+ *
+ * test/unit/algorithm-vectors.ts and test/integration/algorithm-lua-twins.test.ts
+ * hold it to the TypeScript; change one, change both.
+ */
+export const FIXED_WINDOW_TWIN = luaTwin(`
+local function parse(raw)
+  if not raw then
+    return nil
+  end
+  local w, c = string.match(raw, '^(%d+):(%d+)$')
+  if not w then
+    return nil
+  end
+  return {tonumber(w), tonumber(c)}
+end
+
+local state = parse(redis.call('GET', KEYS[1]))
+
+if mode == 'decide' then
+  local cost = amount
+  local n = math.floor(nowMs / windowMs)
+  if state and state[1] > n then
+    n = state[1]
+  end
+  local spent = 0
+  if state and state[1] == n then
+    spent = state[2]
+  end
+  local resetAtMs = (n + 1) * windowMs
+  local allowed = cost == 0 or spent + cost <= limit
+  local count = spent
+  if allowed then
+    count = spent + cost
+  end
+  local remaining = limit - count
+  if remaining < 0 then
+    remaining = 0
+  end
+  local retryAfterMs = 0
+  if not allowed then
+    retryAfterMs = resetAtMs - nowMs
+  end
+  if allowed and cost > 0 then
+    store(string.format('%d:%d', n, count), resetAtMs)
+  end
+  return reply(allowed, remaining, resetAtMs, retryAfterMs)
+end
+
+local delta = amount
+local atLeast = parse(atLeastRaw)
+local n = math.floor(nowMs / windowMs)
+if state and state[1] > n then
+  n = state[1]
+end
+if atLeast and atLeast[1] > n then
+  n = atLeast[1]
+end
+local known = 0
+if atLeast and atLeast[1] == n then
+  known = atLeast[2]
+end
+local spent = 0
+if state and state[1] == n then
+  spent = state[2]
+end
+local count = math.max(spent, known) + delta
+if count < 0 then
+  count = 0
+end
+if count == spent then
+  return {0}
+end
+store(string.format('%d:%d', n, count), (n + 1) * windowMs)
+return {1}
+`);
+
+export function formatFixedWindowValue(state: FixedWindowState): string {
+  return `${state.windowNumber}:${state.count}`;
+}
+
+export function parseFixedWindowValue(value: string | null): FixedWindowState | null {
+  const match = value === null ? null : /^(\d+):(\d+)$/.exec(value);
+  return match === null ? null : { windowNumber: Number(match[1]), count: Number(match[2]) };
+}

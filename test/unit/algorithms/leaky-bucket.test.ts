@@ -1,0 +1,94 @@
+import fc from 'fast-check';
+import { leakyBucket, type LimitParams, type LeakyBucketState } from '../../../src/limiter/algorithms';
+import { ALGORITHM_VECTORS } from '../algorithm-vectors';
+
+const vectors = ALGORITHM_VECTORS['leaky-bucket'];
+
+describe('leakyBucket: table', () => {
+  test.each(vectors.decide.map((v) => [v.name, v] as const))('decide: %s', (_name, v) => {
+    const result = leakyBucket.decide(v.state, v.nowMs, v.params, v.cost);
+    expect(result.decision).toEqual(v.expected);
+    expect(result.next).toEqual(v.next);
+  });
+  test.each(vectors.adjust.map((v) => [v.name, v] as const))('adjust: %s', (_name, v) => {
+    expect(leakyBucket.adjust(v.state, v.nowMs, v.params, v.adjustment)).toEqual(v.next);
+  });
+  test('burst defaults to the limit', () => {
+    expect(leakyBucket.maxCost({ limit: 120, windowMs: 60_000 })).toBe(120);
+    expect(leakyBucket.maxCost({ limit: 120, windowMs: 60_000, burst: 10 })).toBe(10);
+  });
+  test('a full burst, then exactly one call per interval', () => {
+    const params = { limit: 2, windowMs: 1000, burst: 3 };
+    let state: LeakyBucketState | null = null;
+    const allowedAt: number[] = [];
+    for (let nowMs = 0; nowMs <= 2000; nowMs += 50) {
+      const { decision, next } = leakyBucket.decide(state, nowMs, params, 1);
+      if (decision.allowed) allowedAt.push(nowMs);
+      if (next !== null) state = next;
+    }
+    // 3 at once at 0 (one per poll: the first poll takes one), then one per 500 ms.
+    expect(allowedAt).toEqual([0, 50, 100, 500, 1000, 1500, 2000]);
+  });
+  function follow(params: LimitParams, untilMs: number): number[] {
+    let state: LeakyBucketState | null = null;
+    let nowMs = 0;
+    const allowedAt: number[] = [];
+    while (nowMs <= untilMs) {
+      const { decision, next } = leakyBucket.decide(state, nowMs, params, 1);
+      if (decision.allowed) allowedAt.push(nowMs);
+      if (next !== null) state = next;
+      nowMs += decision.allowed ? 1 : decision.retryAfterMs;
+    }
+    return allowedAt;
+  }
+
+  test('T = 60000 / 7 ms does not drift: after the burst, following retryAfterMs, call m lands on ceil(m × T)', () => {
+    const allowedAt = follow({ limit: 7, windowMs: 60_000, burst: 7 }, 100 * 60_000);
+    expect(allowedAt.slice(0, 7)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    const steady = allowedAt.slice(7);
+    expect(steady.length).toBe(700);
+    steady.forEach((atMs, i) => expect(atMs).toBe(Math.ceil(((i + 1) * 60_000) / 7)));
+  });
+
+  test('burst 1 has no tolerance: an arrival late by a fraction of a ms is not credited back (GCRA as specified)', () => {
+    // 0, then ceil(T) = 8572 (0.57 ms late), so TAT = 8572 + T = 17143.4 → 17144.
+    expect(follow({ limit: 7, windowMs: 60_000, burst: 1 }, 20_000)).toEqual([0, 8572, 17_144]);
+  });
+});
+
+const paramsArb: fc.Arbitrary<LimitParams> = fc.record({
+  limit: fc.integer({ min: 1, max: 10 }),
+  windowMs: fc.integer({ min: 1000, max: 10_000 }),
+  burst: fc.integer({ min: 1, max: 12 }),
+});
+const callsArb = fc.array(fc.record({ gapMs: fc.oneof(fc.integer({ min: 0, max: 20 }), fc.integer({ min: 0, max: 2000 })), cost: fc.integer({ min: 0, max: 6 }) }), { maxLength: 80 });
+
+describe('leakyBucket: its promise', () => {
+  test('admitted units in every interval of length t are at most burst + limit × t / windowMs (the boundary allowed)', () => {
+    fc.assert(
+      fc.property(paramsArb, fc.integer({ min: 0, max: 2_000_000_000_000 }), callsArb, (params, startMs, calls) => {
+        let state: LeakyBucketState | null = null;
+        let nowMs = startMs;
+        const log: { atMs: number; cost: number }[] = [];
+        for (const call of calls) {
+          nowMs += call.gapMs;
+          const { decision, next } = leakyBucket.decide(state, nowMs, params, call.cost);
+          if (decision.allowed && call.cost > 0) log.push({ atMs: nowMs, cost: call.cost });
+          if (next !== null) state = next;
+        }
+        const burst = params.burst as number;
+        for (let i = 0; i < log.length; i++) {
+          let units = 0;
+          for (let j = i; j < log.length; j++) {
+            const a = log[i] as { atMs: number };
+            const b = log[j] as { atMs: number; cost: number };
+            units += b.cost;
+            // × windowMs, on integers: units·W ≤ burst·W + limit·t
+            expect(units * params.windowMs).toBeLessThanOrEqual(burst * params.windowMs + params.limit * (b.atMs - a.atMs));
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
