@@ -5,7 +5,9 @@ import { ConfigError } from './config/config-error';
 import { createServiceLogger } from './logging/create-service-logger';
 import { startMetricsServer } from './metrics/metrics-server';
 import { buildService } from './service/build-service';
+import { httpSettingsOf } from './http/http-settings';
 import { createShutdown } from './service/graceful-shutdown';
+import { applyServerTimeouts } from './service/server-timeouts';
 import { ensureDevelopmentToken, startupBanner } from './service/startup-banner';
 
 async function main(): Promise<void> {
@@ -28,6 +30,7 @@ async function main(): Promise<void> {
     server.once('listening', resolve);
     server.once('error', reject);
   });
+  applyServerTimeouts(server, httpSettingsOf(config));
   const port = (server.address() as AddressInfo).port;
   const servers = [server];
   if (config.metrics.port !== undefined) {
