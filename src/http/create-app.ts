@@ -13,6 +13,7 @@ import { createCostCheck } from './cost-check';
 import { httpSettingsOf } from './http-settings';
 import { createDeclaredLengthCheck, createJsonRpcBody, messageCount } from './json-rpc-body';
 import { MAX_JSON_DEPTH } from './json-structure-scan';
+import { createUnreadBodyGuard, type LingerLimits } from './lingering-close';
 import { createMcpProtocolCheck } from './mcp-protocol-check';
 import { JsonRpcCode, jsonRpcError, requestIdOf } from './json-rpc-error';
 import { createRateLimitMiddleware } from './rate-limit-middleware';
@@ -59,6 +60,14 @@ export interface BodyTimeouts {
 export const BODY_TIMEOUT_DEFAULTS: BodyTimeouts = { idleTimeoutMs: 5_000, totalTimeoutMs: 15_000 };
 
 /**
+ * After a refusal that came before the body was read (401 and the like): a
+ * short linger, enough for a client on a real network to read the answer,
+ * and at most 64 KiB discarded, so a caller without a token cannot make us
+ * read its megabyte.
+ */
+const UNREAD_BODY_LINGER: LingerLimits = { lingerMs: 250, maxDiscardBytes: 65_536 };
+
+/**
  * The HTTP service. POST /mcp runs its checks cheapest first, each answering
  * with a JSON-RPC error body, so that an unauthenticated caller costs us
  * headers only and nothing refused is charged:
@@ -66,7 +75,9 @@ export const BODY_TIMEOUT_DEFAULTS: BodyTimeouts = { idleTimeoutMs: 5_000, total
  * 1. Host/Origin (403)
  * 2. Content-Length over MAX_BODY_BYTES (413, Connection: close), nothing read
  * 3. auth (401/403/429 per address): the token is a header, so no body is
- *    read, parsed or validated for a caller without a valid one
+ *    read, parsed or validated for a caller without a valid one; a refusal
+ *    here while the body is still arriving closes the connection rather
+ *    than drain it
  * 4. Content-Type/Content-Encoding (415), bounded read (413, 408)
  * 5. structure scan: depth and batch size (400), before any parser runs
  * 6. JSON.parse (400 -32700), JSON-RPC shape (400 -32600)
@@ -107,6 +118,7 @@ export function createApp(deps: AppDependencies): express.Express {
     MCP_PATH,
     createHostValidation({ allowedHosts: config.http.allowedHosts }),
     createDeclaredLengthCheck({ maxBodyBytes: config.http.maxBodyBytes }),
+    createUnreadBodyGuard(UNREAD_BODY_LINGER),
     deps.authMiddleware,
     createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes, ...bodyTimeouts, maxDepth: MAX_JSON_DEPTH, maxBatchMessages }),
     createMcpProtocolCheck(),

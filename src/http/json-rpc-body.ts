@@ -2,7 +2,7 @@ import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { bodyEncodingProblem, declaredLengthProblem, type BodyHeaderProblem } from './body-headers';
 import { JsonRpcCode, jsonRpcError, requestIdOf, type JsonRpcErrorBody } from './json-rpc-error';
-import { closeAfterResponse } from './lingering-close';
+import { closeAfterResponse, markBodyRead } from './lingering-close';
 import { scanJsonStructure, type JsonStructureLimits } from './json-structure-scan';
 import { readBoundedBody, type BodyRead, type BodyReadLimits } from './read-body';
 
@@ -156,6 +156,7 @@ export function createJsonRpcBody(options: JsonRpcBodyOptions): RequestHandler {
       answer(req, res, headerFailure(headerProblem));
       return;
     }
+    markBodyRead(req);
     readBoundedBody(req, options).then((read) => {
       if (!read.ok) {
         answer(req, res, readFailure(read));

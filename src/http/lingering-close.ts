@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 export interface LingerLimits {
   /** The longest the connection stays open after the answer, discarding what the client still sends. */
@@ -14,6 +15,8 @@ export interface LingerLimits {
  */
 export const LINGER_DEFAULTS: LingerLimits = { lingerMs: 500, maxDiscardBytes: 1_048_576 };
 
+const closing = new WeakSet<ServerResponse>();
+
 /**
  * Marks a response as the connection's last and closes the connection after
  * it the way RFC 9112 §9.6 asks ("lingering close"): send the answer and a
@@ -27,6 +30,8 @@ export const LINGER_DEFAULTS: LingerLimits = { lingerMs: 500, maxDiscardBytes: 1
  * written.
  */
 export function closeAfterResponse(req: IncomingMessage, res: ServerResponse, limits: LingerLimits = LINGER_DEFAULTS): void {
+  if (closing.has(res)) return;
+  closing.add(res);
   res.setHeader('Connection', 'close');
   const socket = req.socket;
   // Node ends and then destroys a `Connection: close` socket once the answer is written;
@@ -50,4 +55,50 @@ export function closeAfterResponse(req: IncomingMessage, res: ServerResponse, li
     });
     req.resume();
   });
+}
+
+/**
+ * A refusal written before the body has fully arrived (auth's 401/403/429,
+ * a 403 from Host validation) ends the connection instead of letting Node
+ * drain the rest of the body to keep it alive: an unauthenticated client
+ * must not make us read its megabyte. A body that has already arrived whole
+ * (the usual small request) is left alone and the connection stays up.
+ * Mounted before the refusing middleware; it only watches the moment the
+ * response head is written.
+ */
+export function createUnreadBodyGuard(limits: LingerLimits): RequestHandler {
+  return function unreadBodyGuard(req: Request, res: Response, next: NextFunction): void {
+    const writeHead = res.writeHead;
+    res.writeHead = function guardedWriteHead(this: Response, ...args: Parameters<typeof writeHead>) {
+      // Still arriving and not being read by us: whatever follows would only be drained.
+      if (!bodyArrived(req) && !bodyReadStarted(req)) closeAfterResponse(req, res, limits);
+      return writeHead.apply(this, args);
+    } as typeof writeHead;
+    // Node emits the request from inside the parser, before it parses the rest of the same packet: one tick
+    // lets a small body that came with the head reach req's buffer before a synchronous refusal looks at it.
+    process.nextTick(next);
+  };
+}
+
+const reading = new WeakSet<IncomingMessage>();
+
+/** Called by the body reader: from here on a refusal is the reader's to close. */
+export function markBodyRead(req: IncomingMessage): void {
+  reading.add(req);
+}
+
+/**
+ * Whether the whole body is already here. `req.complete` alone is not enough:
+ * it is set only once the message is consumed, so a small body that came in
+ * the same packet as the head sits buffered in `req` with complete still false.
+ */
+function bodyArrived(req: IncomingMessage): boolean {
+  if (req.complete) return true;
+  const declared = req.headers['content-length'];
+  if (declared === undefined) return req.headers['transfer-encoding'] === undefined;
+  return req.readableLength >= Number(declared);
+}
+
+function bodyReadStarted(req: IncomingMessage): boolean {
+  return reading.has(req);
 }

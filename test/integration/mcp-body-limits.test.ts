@@ -195,11 +195,21 @@ describe('on a real socket', () => {
     expect(bodyOf(raw).error).toEqual({ code: -32013, message: 'Request body is larger than 65536 bytes', data: { maxBodyBytes: 65536 } });
   });
 
-  test('without a token, the 401 comes before the body is sent: auth does not wait for it', async () => {
+  test('without a token, the 401 comes before the body is sent, and the connection closes rather than drain the body', async () => {
     const { socket, response } = openRaw(port, headFor(port, { 'Content-Length': '60000' }));
+    const raw = await response;
+    expect(statusOf(raw)).toBe(401);
+    expect(raw).toMatch(/\r\nconnection: close\r\n/i);
+    await once(socket, 'close');
+  });
+
+  test('without a token, a small body that arrived whole keeps the connection alive', async () => {
+    const body = JSON.stringify(call(1));
+    const { socket, response } = openRaw(port, headFor(port, { 'Content-Length': String(Buffer.byteLength(body)) }) + body);
     const raw = await response;
     socket.destroy();
     expect(statusOf(raw)).toBe(401);
+    expect(raw).toMatch(/\r\nconnection: keep-alive\r\n/i);
   });
 
   test('a chunked body is cut off with 413 as soon as it passes the limit, not after the client has sent it all', async () => {
