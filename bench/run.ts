@@ -22,6 +22,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'redis', file: 'redis-bench', exportName: 'runRedisBench' },
   { name: 'http', file: 'http-bench', exportName: 'runHttpBench' },
   { name: 'outage', file: 'outage-bench', exportName: 'runOutageBench' },
+  { name: 'attack', file: 'attack-bench', exportName: 'runAttackBench' },
 ];
 
 type Runner = () => Promise<BenchTable>;
