@@ -49,8 +49,9 @@ function flatMessage(bytes: number): Buffer {
   return Buffer.from(head + 'a'.repeat(bytes - head.length - tail.length) + tail);
 }
 
+/** Small pings (41 bytes each), so 23,000 of them fit under the default 1 MiB body limit and reach the batch check. */
 function batchOf(messages: number): Buffer {
-  return Buffer.from(JSON.stringify(Array.from({ length: messages }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'rate_limit_status', arguments: {} } }))));
+  return Buffer.from(JSON.stringify(Array.from({ length: messages }, (_, i) => ({ jsonrpc: '2.0', id: i % 10, method: 'ping' }))));
 }
 
 const ATTACKS: readonly Attack[] = [
