@@ -157,18 +157,21 @@ export function createJsonRpcBody(options: JsonRpcBodyOptions): RequestHandler {
       return;
     }
     markBodyRead(req);
-    readBoundedBody(req, options).then((read) => {
-      if (!read.ok) {
-        answer(req, res, readFailure(read));
-        return;
-      }
-      const parsed = parseJsonRpcBody(read.bytes, options);
-      if (!parsed.ok) {
-        answer(req, res, parsed);
-        return;
-      }
-      req.body = parsed.body;
-      next();
-    }, next);
+    readBoundedBody(req, options)
+      .then((read) => {
+        if (!read.ok) {
+          answer(req, res, readFailure(read));
+          return;
+        }
+        const parsed = parseJsonRpcBody(read.bytes, options);
+        if (!parsed.ok) {
+          answer(req, res, parsed);
+          return;
+        }
+        req.body = parsed.body;
+        next();
+      })
+      // A fault while parsing reaches the error handler as a 500, never an unhandled rejection.
+      .catch(next);
   };
 }
