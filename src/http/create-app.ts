@@ -52,7 +52,7 @@ export interface BodyTimeouts {
 }
 
 /**
- * A 1 MiB body (the largest MAX_BODY_BYTES default) takes about 8.4 s on a
+ * A 1 MiB body (the MAX_BODY_BYTES default) takes about 8.4 s on a
  * 1 Mbit/s uplink, so 15 s in all leaves room for slow honest clients and
  * still answers 408 well before Node's requestTimeout (30 s) would cut the
  * connection without a word. 5 s of silence mid-body is not a slow network.
