@@ -37,10 +37,7 @@ interface Attack {
   readonly body: Buffer;
 }
 
-function nestedArrays(bytes: number): Buffer {
-  const levels = bytes / 2;
-  return Buffer.from('['.repeat(levels) + ']'.repeat(levels));
-}
+const nestedArrays = (bytes: number): Buffer => Buffer.from('['.repeat(bytes / 2) + ']'.repeat(bytes / 2));
 
 /** One valid, shallow message carrying a 1 MB string: what a flat large body looks like. */
 function flatMessage(bytes: number): Buffer {
@@ -64,11 +61,7 @@ const ATTACKS: readonly Attack[] = [
 
 // ---------------------------------------------------------------- server side
 
-interface Ready {
-  readonly port: number;
-  readonly integratorSecret: string;
-  readonly attackerSecret: string;
-}
+type Ready = { readonly port: number; readonly integratorSecret: string; readonly attackerSecret: string };
 
 /** Child mode: the real app, as src/server.ts builds it, on a free loopback port. */
 async function serve(): Promise<void> {
@@ -119,11 +112,13 @@ interface ServerChild {
   stop(): Promise<void>;
 }
 
+/** This file again in a child, with tsx as its loader (its CLI would add a grandchild between us and it). */
+function forkSelf(args: readonly string[]): ChildProcess {
+  return fork(__filename, args, { execArgv: ['--import', pathToFileURL(require.resolve('tsx')).href], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
 async function startServer(): Promise<ServerChild> {
-  const child: ChildProcess = fork(__filename, ['--serve'], {
-    execArgv: ['--import', pathToFileURL(require.resolve('tsx')).href],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child = forkSelf(['--serve']);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const ready = await new Promise<Ready>((resolve, reject) => {
     child.once('message', (m: Ready) => resolve(m));
@@ -147,22 +142,17 @@ async function startServer(): Promise<ServerChild> {
 
 // ---------------------------------------------------------------- load side
 
-interface Reply {
-  readonly status: number;
-  readonly remaining: string | undefined;
-}
-
-function post(agent: http.Agent, port: number, body: Buffer, secret: string | undefined): Promise<Reply> {
-  return new Promise((resolve, reject) => {
+/** The status of one POST /mcp; 0 when the server cut the connection first (an answer too, for an attacker). */
+function post(agent: http.Agent, port: number, body: Buffer, secret: string | undefined): Promise<number> {
+  return new Promise((resolve) => {
     const headers: http.OutgoingHttpHeaders = { Accept: ACCEPT, 'Content-Type': 'application/json', 'Content-Length': body.length };
     if (secret !== undefined) headers.Authorization = `Bearer ${secret}`;
     const req = http.request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', agent, headers }, (res) => {
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, remaining: res.headers['x-ratelimit-remaining'] as string | undefined }));
-      res.on('error', reject);
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', () => resolve(0));
     });
-    // A server that answers before reading the whole body may close the connection under us; that is an answer too.
-    req.on('error', () => resolve({ status: 0, remaining: undefined }));
+    req.on('error', () => resolve(0));
     req.end(body);
   });
 }
@@ -177,8 +167,7 @@ async function integratorLatencies(port: number, secret: string, durationMs: num
   try {
     while (performance.now() < endMs) {
       const startedMs = performance.now();
-      const reply = await post(agent, port, CALL, secret);
-      if (reply.status !== 200) failures++;
+      if ((await post(agent, port, CALL, secret)) !== 200) failures++;
       out?.push(performance.now() - startedMs);
     }
   } finally {
@@ -187,41 +176,33 @@ async function integratorLatencies(port: number, secret: string, durationMs: num
   return failures;
 }
 
-interface AttackCounts {
-  requests: number;
-  readonly statuses: Map<number, number>;
-}
+type AttackCounts = { requests: number; readonly statuses: Map<number, number> };
 
-/** One attacker: the same body again and again until `stop` is set. */
-async function attacker(port: number, body: Buffer, secret: string | undefined, stop: { done: boolean }, counts: AttackCounts): Promise<void> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  try {
-    while (!stop.done) {
-      const reply = await post(agent, port, body, secret);
-      counts.requests++;
-      counts.statuses.set(reply.status, (counts.statuses.get(reply.status) ?? 0) + 1);
-    }
-  } finally {
-    agent.destroy();
-  }
-}
-
-/** Attacker mode (a child of its own, so the attackers' work never runs on the integrator's event loop). */
+/** Attacker mode, a child of its own so the attackers' work never runs on the integrator's event loop: each client sends the same body until told to stop. */
 async function attack(port: number, name: string, secret: string | undefined): Promise<void> {
   const chosen = ATTACKS.find((a) => a.name === name);
   if (chosen === undefined) throw new Error(`unknown attack ${name}`);
   const counts: AttackCounts = { requests: 0, statuses: new Map() };
-  const stop = { done: false };
-  process.once('message', () => (stop.done = true));
+  let stopped = false;
+  process.once('message', () => (stopped = true));
   process.send?.('started');
-  await Promise.all(Array.from({ length: ATTACKERS }, () => attacker(port, chosen.body, secret, stop, counts)));
+  const client = async (): Promise<void> => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    while (!stopped) {
+      const status = await post(agent, port, chosen.body, secret);
+      counts.requests++;
+      counts.statuses.set(status, (counts.statuses.get(status) ?? 0) + 1);
+    }
+    agent.destroy();
+  };
+  await Promise.all(Array.from({ length: ATTACKERS }, client));
   process.send?.({ requests: counts.requests, statuses: [...counts.statuses] });
   process.exit(0);
 }
 
 async function startAttackers(port: number, attackChosen: Attack, ready: Ready): Promise<{ stop(): Promise<AttackCounts> }> {
   const args = ['--attack', String(port), attackChosen.name, ...(attackChosen.authenticated ? [ready.attackerSecret] : [])];
-  const child = fork(__filename, args, { execArgv: ['--import', pathToFileURL(require.resolve('tsx')).href], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = forkSelf(args);
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
     child.once('exit', (code) => reject(new Error(`attackers exited (${code}) before starting`)));
@@ -235,13 +216,8 @@ async function startAttackers(port: number, attackChosen: Attack, ready: Ready):
   };
 }
 
-interface RoundResult {
-  readonly counts: AttackCounts;
-  /** Server CPU (µs) over the timed part of the round. */
-  readonly serverCpuUs: number;
-}
-
-async function underAttack(server: ServerChild, chosen: Attack | undefined, out: number[]): Promise<RoundResult> {
+/** One round: the integrator timed, alone or under `chosen`; the attack's answers and the server's CPU (µs) meanwhile. */
+async function underAttack(server: ServerChild, chosen: Attack | undefined, out: number[]): Promise<{ counts: AttackCounts; serverCpuUs: number }> {
   const { ready } = server;
   const port = ready.port;
   const attackers = chosen === undefined ? undefined : await startAttackers(port, chosen, ready);
@@ -255,11 +231,7 @@ async function underAttack(server: ServerChild, chosen: Attack | undefined, out:
   return { counts, serverCpuUs };
 }
 
-interface Tally {
-  readonly latencies: number[];
-  readonly counts: AttackCounts;
-  serverCpuUs: number;
-}
+type Tally = { readonly latencies: number[]; readonly counts: AttackCounts; serverCpuUs: number };
 
 export async function runAttackBench(): Promise<BenchTable> {
   const server = await startServer();
@@ -312,22 +284,14 @@ export async function runAttackBench(): Promise<BenchTable> {
 }
 
 if (require.main === module) {
+  const fail = (error: unknown): void => {
+    console.error(error);
+    process.exit(1);
+  };
   const at = process.argv.indexOf('--attack');
   if (at >= 0) {
     const [port, name, secret] = process.argv.slice(at + 1);
-    attack(Number(port), name as string, secret).catch((error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    });
-  } else if (process.argv.includes('--serve')) {
-    serve().catch((error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    });
-  } else {
-    runAttackBench().then(printTable, (error: unknown) => {
-      console.error(error);
-      process.exitCode = 1;
-    });
-  }
+    attack(Number(port), name as string, secret).catch(fail);
+  } else if (process.argv.includes('--serve')) serve().catch(fail);
+  else runAttackBench().then(printTable, fail);
 }
