@@ -23,6 +23,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'http', file: 'http-bench', exportName: 'runHttpBench' },
   { name: 'outage', file: 'outage-bench', exportName: 'runOutageBench' },
   { name: 'admission', file: 'admission-bench', exportName: 'runAdmissionBench' },
+  { name: 'attack', file: 'attack-bench', exportName: 'runAttackBench' },
 ];
 
 type Runner = () => Promise<BenchTable>;

@@ -6,6 +6,7 @@ import { createServiceLogger } from './logging/create-service-logger';
 import { startMetricsServer } from './metrics/metrics-server';
 import { buildService } from './service/build-service';
 import { createShutdown } from './service/graceful-shutdown';
+import { applyServerTimeouts } from './service/server-timeouts';
 import { ensureDevelopmentToken, startupBanner } from './service/startup-banner';
 
 async function main(): Promise<void> {
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
     server.once('listening', resolve);
     server.once('error', reject);
   });
+  applyServerTimeouts(server, config.http);
   const port = (server.address() as AddressInfo).port;
   const servers = [server];
   if (config.metrics.port !== undefined) {

@@ -9,7 +9,11 @@ import { tokenOf } from './auth-middleware';
 import { writeMcpRefusal } from '../mcp/mcp-refusal';
 import type { ToolDefinition } from '../mcp/tool-registry';
 import { createHostValidation } from './host-validation';
-import { createJsonRpcBody, messageCount } from './json-rpc-body';
+import { createCostCheck } from './cost-check';
+import { createDeclaredLengthCheck, createJsonRpcBody, messageCount } from './json-rpc-body';
+import { MAX_JSON_DEPTH } from './json-structure-scan';
+import { createUnreadBodyGuard, type LingerLimits } from './lingering-close';
+import { createMcpProtocolCheck } from './mcp-protocol-check';
 import { JsonRpcCode, jsonRpcError, requestIdOf } from './json-rpc-error';
 import { createRateLimitMiddleware } from './rate-limit-middleware';
 import { createTierResolver } from './tier-policy';
@@ -35,18 +39,57 @@ export interface AppDependencies {
   readonly clock?: () => number;
   /** Default: every tool in src/mcp/tools. */
   readonly tools?: readonly ToolDefinition[];
+  /** Deadlines for the /mcp body to arrive; default BODY_TIMEOUT_DEFAULTS. */
+  readonly bodyTimeouts?: BodyTimeouts;
+}
+
+export interface BodyTimeouts {
+  /** The longest silence between two chunks of a body. */
+  readonly idleTimeoutMs: number;
+  /** The longest a whole body may take. */
+  readonly totalTimeoutMs: number;
 }
 
 /**
- * The HTTP service. /mcp runs its checks in this order, each answering with a
- * JSON-RPC error body: Host/Origin (403) -> body: JSON, size, syntax, shape
- * (415/413/400) -> auth (401/403) -> per-token limit (429/503) -> MCP.
- * Nothing before auth touches a per-token counter.
+ * A 1 MiB body (the MAX_BODY_BYTES default) takes about 8.4 s on a
+ * 1 Mbit/s uplink, so 15 s in all leaves room for slow honest clients and
+ * still answers 408 well before Node's requestTimeout (30 s) would cut the
+ * connection without a word. 5 s of silence mid-body is not a slow network.
+ */
+export const BODY_TIMEOUT_DEFAULTS: BodyTimeouts = { idleTimeoutMs: 5_000, totalTimeoutMs: 15_000 };
+
+/**
+ * After a refusal that came before the body was read (401 and the like): a
+ * short linger, enough for a client on a real network to read the answer,
+ * and at most 64 KiB discarded, so a caller without a token cannot make us
+ * read its megabyte.
+ */
+const UNREAD_BODY_LINGER: LingerLimits = { lingerMs: 250, maxDiscardBytes: 65_536 };
+
+/**
+ * The HTTP service. POST /mcp runs its checks cheapest first, each answering
+ * with a JSON-RPC error body, so that an unauthenticated caller costs us
+ * headers only and nothing refused is charged:
+ *
+ * 1. Host/Origin (403)
+ * 2. Content-Length over MAX_BODY_BYTES (413, Connection: close), nothing read
+ * 3. auth (401/403/429 per address): the token is a header, so no body is
+ *    read, parsed or validated for a caller without a valid one; a refusal
+ *    here while the body is still arriving closes the connection rather
+ *    than drain it
+ * 4. Content-Type/Content-Encoding (415), bounded read (413, 408)
+ * 5. structure scan: depth and batch size (400), before any parser runs
+ * 6. JSON.parse (400 -32700), JSON-RPC shape (400 -32600)
+ * 7. the MCP transport's own refusals made early (406/415/400), uncharged
+ * 8. cost above what the policy's window can ever hold (413), uncharged
+ * 9. per-token limit (429/503), then the MCP handler.
  */
 export function createApp(deps: AppDependencies): express.Express {
   const { config, limiter, logger } = deps;
   const clock = deps.clock ?? Date.now;
   const policyFor = createTierResolver(config, logger);
+  const { maxBatchMessages } = config.http;
+  const bodyTimeouts = deps.bodyTimeouts ?? BODY_TIMEOUT_DEFAULTS;
 
   const app = express();
   app.disable('x-powered-by');
@@ -73,8 +116,12 @@ export function createApp(deps: AppDependencies): express.Express {
   app.post(
     MCP_PATH,
     createHostValidation({ allowedHosts: config.http.allowedHosts, allowAnyHost: config.http.allowAnyHost }),
-    ...createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes }),
+    createDeclaredLengthCheck({ maxBodyBytes: config.http.maxBodyBytes }),
+    createUnreadBodyGuard(UNREAD_BODY_LINGER),
     deps.authMiddleware,
+    createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes, ...bodyTimeouts, maxDepth: MAX_JSON_DEPTH, maxBatchMessages }),
+    createMcpProtocolCheck(),
+    createCostCheck({ cost: (req) => messageCount(req.body), policy: (_req, res) => policyFor(tokenOrThrow(res)) }),
     rateLimit,
     createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools }),
   );

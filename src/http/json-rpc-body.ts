@@ -1,37 +1,111 @@
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { bodyEncodingProblem, declaredLengthProblem, type BodyHeaderProblem } from './body-headers';
 import { JsonRpcCode, jsonRpcError, requestIdOf, type JsonRpcErrorBody } from './json-rpc-error';
+import { closeAfterResponse, markBodyRead } from './lingering-close';
+import { scanJsonStructure, type JsonStructureLimits } from './json-structure-scan';
+import { readBoundedBody, type BodyRead, type BodyReadLimits } from './read-body';
+
+/** The SDK's code for transport-level refusals; used where JSON-RPC itself names none. */
+const TRANSPORT_ERROR = -32000;
 
 export interface BodyFailure {
   readonly status: number;
   readonly body: JsonRpcErrorBody;
+  /** The body was left (partly) unread: end the connection after answering rather than drain it. */
+  readonly closeConnection?: boolean;
 }
 
-/**
- * Maps a body-parser error to the JSON-RPC answer the spec names. Keyed on
- * body-parser's stable `type` field, never on its message text.
- */
-export function bodyParserFailure(error: unknown, maxBodyBytes: number): BodyFailure | undefined {
-  if (error === null || typeof error !== 'object') return undefined;
-  const type = (error as { type?: unknown }).type;
-  switch (type) {
-    case 'entity.too.large':
+export type ParsedBody = { readonly ok: true; readonly body: unknown } | ({ readonly ok: false } & BodyFailure);
+
+/** What a header problem is answered with; the body is still unread, so the connection closes. */
+export function headerFailure(problem: BodyHeaderProblem): BodyFailure {
+  switch (problem.problem) {
+    case 'declared_too_large':
+      return tooLarge(problem.maxBodyBytes);
+    case 'not_json':
+      return { status: 415, closeConnection: true, body: jsonRpcError(null, TRANSPORT_ERROR, 'Unsupported Media Type: Content-Type must be application/json', { reason: 'not_json' }) };
+    case 'unsupported_charset':
       return {
-        status: 413,
-        body: jsonRpcError(null, JsonRpcCode.PayloadTooLarge, `Request body is larger than ${maxBodyBytes} bytes`, { maxBodyBytes }),
+        status: 415,
+        closeConnection: true,
+        body: jsonRpcError(null, TRANSPORT_ERROR, `Unsupported Media Type: charset ${problem.charset}; send UTF-8 JSON`, { reason: 'unsupported_charset' }),
       };
-    case 'entity.parse.failed':
-      return { status: 400, body: jsonRpcError(null, JsonRpcCode.ParseError, 'Parse error: the body is not valid JSON') };
-    case 'charset.unsupported':
-    case 'encoding.unsupported':
-      return { status: 415, body: jsonRpcError(null, JsonRpcCode.InvalidRequest, 'Unsupported body encoding: send UTF-8 JSON') };
-    case 'request.aborted':
-    case 'request.size.invalid':
-    case 'stream.encoding.set':
-      return { status: 400, body: jsonRpcError(null, JsonRpcCode.InvalidRequest, 'The request body could not be read') };
-    default:
-      return undefined;
+    case 'unsupported_encoding':
+      return {
+        status: 415,
+        closeConnection: true,
+        body: jsonRpcError(null, TRANSPORT_ERROR, `Unsupported Content-Encoding ${problem.contentEncoding}; send the body uncompressed (identity)`, {
+          reason: 'unsupported_encoding',
+        }),
+      };
   }
+}
+
+/** What a failed read is answered with; every one leaves bytes unread, so the connection closes. */
+export function readFailure(read: Exclude<BodyRead, { ok: true }>): BodyFailure {
+  switch (read.problem) {
+    case 'too_large':
+      return tooLarge(read.maxBodyBytes);
+    case 'idle_timeout':
+      return {
+        status: 408,
+        closeConnection: true,
+        body: jsonRpcError(null, TRANSPORT_ERROR, `Request Timeout: no part of the body arrived for ${read.idleTimeoutMs} ms`, {
+          reason: 'body_idle_timeout',
+          idleTimeoutMs: read.idleTimeoutMs,
+        }),
+      };
+    case 'total_timeout':
+      return {
+        status: 408,
+        closeConnection: true,
+        body: jsonRpcError(null, TRANSPORT_ERROR, `Request Timeout: the body took longer than ${read.totalTimeoutMs} ms to arrive`, {
+          reason: 'body_total_timeout',
+          totalTimeoutMs: read.totalTimeoutMs,
+        }),
+      };
+    case 'aborted':
+      return { status: 400, closeConnection: true, body: jsonRpcError(null, JsonRpcCode.InvalidRequest, 'The request body could not be read') };
+  }
+}
+
+function tooLarge(maxBodyBytes: number): BodyFailure {
+  return {
+    status: 413,
+    closeConnection: true,
+    body: jsonRpcError(null, JsonRpcCode.PayloadTooLarge, `Request body is larger than ${maxBodyBytes} bytes`, { maxBodyBytes }),
+  };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Raw bytes to a JSON-RPC message or batch, cheapest check first: the
+ * structure scan (depth, batch size; linear, stops at its bound), then
+ * UTF-8 decoding and JSON.parse, then the JSON-RPC shape (zod, per message,
+ * at most `maxBatchMessages` of them). Nothing deep or huge reaches the
+ * parser or zod.
+ */
+export function parseJsonRpcBody(bytes: Uint8Array, limits: JsonStructureLimits): ParsedBody {
+  const scan = scanJsonStructure(bytes, limits);
+  if (!scan.ok) {
+    const message =
+      scan.problem === 'too_deep'
+        ? `Invalid Request: JSON nested deeper than ${scan.maxDepth} levels`
+        : `Invalid Request: Batch must not exceed ${scan.maxBatchMessages} messages`;
+    const data = scan.problem === 'too_deep' ? { reason: scan.problem, maxDepth: scan.maxDepth } : { reason: scan.problem, maxBatchMessages: scan.maxBatchMessages };
+    return { ok: false, status: 400, body: jsonRpcError(null, JsonRpcCode.InvalidRequest, message, data) };
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(utf8.decode(bytes));
+  } catch {
+    return { ok: false, status: 400, body: jsonRpcError(null, JsonRpcCode.ParseError, 'Parse error: the body is not valid UTF-8 JSON') };
+  }
+  const problem = jsonRpcShapeProblem(body);
+  if (problem !== undefined) return { ok: false, status: 400, body: jsonRpcError(requestIdOf(body), JsonRpcCode.InvalidRequest, problem) };
+  return { ok: true, body };
 }
 
 /** Why a parsed body is not something MCP can act on, or undefined when it is. */
@@ -52,40 +126,52 @@ export function messageCount(body: unknown): number {
   return Array.isArray(body) ? Math.max(1, body.length) : 1;
 }
 
+function answer(req: Request, res: Response, failure: BodyFailure): void {
+  // The rest of a refused body is not read into memory or parsed; the connection ends after a short discard.
+  if (failure.closeConnection === true) closeAfterResponse(req, res);
+  res.status(failure.status).json(failure.body);
+}
+
+/** 413 from Content-Length alone, before anything else is done with the request; mounted before auth. */
+export function createDeclaredLengthCheck(options: { readonly maxBodyBytes: number }): RequestHandler {
+  return function declaredLengthCheck(req: Request, res: Response, next: NextFunction): void {
+    const problem = declaredLengthProblem(req.headers, options.maxBodyBytes);
+    if (problem === undefined) next();
+    else answer(req, res, headerFailure(problem));
+  };
+}
+
+export type JsonRpcBodyOptions = BodyReadLimits & JsonStructureLimits;
+
 /**
- * Body handling for /mcp, in order: Content-Type must be JSON (415), the body
- * at most `maxBodyBytes` (413), valid JSON (400, -32700), and a JSON-RPC
- * message or batch (400, -32600). All answers are JSON-RPC error objects.
+ * Reads and parses /mcp's body, after auth: Content-Type and Content-Encoding
+ * (415), the bounded read (413, 408), the structure scan (400, -32600),
+ * JSON.parse (400, -32700) and the JSON-RPC shape (400, -32600). Sets
+ * `req.body` to the parsed message or batch. Every answer is a JSON-RPC error.
  */
-export function createJsonRpcBody(options: { readonly maxBodyBytes: number }): Array<RequestHandler | ErrorRequestHandler> {
-  const requireJson: RequestHandler = (req, res, next) => {
-    if (req.is('application/json') === false || req.headers['content-type'] === undefined) {
-      res
-        .status(415)
-        .json(jsonRpcError(null, JsonRpcCode.InvalidRequest, 'Unsupported Media Type: Content-Type must be application/json'));
+export function createJsonRpcBody(options: JsonRpcBodyOptions): RequestHandler {
+  return function jsonRpcBody(req: Request, res: Response, next: NextFunction): void {
+    const headerProblem = bodyEncodingProblem(req.headers);
+    if (headerProblem !== undefined) {
+      answer(req, res, headerFailure(headerProblem));
       return;
     }
-    next();
+    markBodyRead(req);
+    readBoundedBody(req, options)
+      .then((read) => {
+        if (!read.ok) {
+          answer(req, res, readFailure(read));
+          return;
+        }
+        const parsed = parseJsonRpcBody(read.bytes, options);
+        if (!parsed.ok) {
+          answer(req, res, parsed);
+          return;
+        }
+        req.body = parsed.body;
+        next();
+      })
+      // A fault while parsing reaches the error handler as a 500, never an unhandled rejection.
+      .catch(next);
   };
-  // strict: false lets `"text"` or `42` through the parser, so they get -32600 (valid JSON, not a request) rather than -32700.
-  const parse = express.json({ limit: options.maxBodyBytes, strict: false, type: 'application/json' });
-  const mapErrors: ErrorRequestHandler = (error: unknown, _req: Request, res: Response, next: NextFunction) => {
-    const failure = bodyParserFailure(error, options.maxBodyBytes);
-    if (failure === undefined) {
-      next(error);
-      return;
-    }
-    // The client will not read a body it has been told is too large; end the connection after answering.
-    if (failure.status === 413) res.setHeader('Connection', 'close');
-    res.status(failure.status).json(failure.body);
-  };
-  const requireJsonRpc: RequestHandler = (req, res, next) => {
-    const problem = jsonRpcShapeProblem(req.body);
-    if (problem !== undefined) {
-      res.status(400).json(jsonRpcError(requestIdOf(req.body), JsonRpcCode.InvalidRequest, problem));
-      return;
-    }
-    next();
-  };
-  return [requireJson, parse, mapErrors, requireJsonRpc];
 }

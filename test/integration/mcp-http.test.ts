@@ -77,10 +77,15 @@ describe('bodies MCP cannot act on', () => {
     expect(res.body).toMatchObject({ jsonrpc: '2.0', id, error: { code: -32600 } });
   });
 
-  test('a body that is not JSON gets 415 before auth', async () => {
-    const res = await request(app).post('/mcp').set('Content-Type', 'text/plain').send('hello');
+  test('a body that is not JSON gets 415 with the SDK code -32000, once the caller is authenticated', async () => {
+    const res = await post(app, 'hello').set('Content-Type', 'text/plain');
     expect(res.status).toBe(415);
-    expect(res.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { reason: 'not_json' } } });
+  });
+
+  test('a body that is not JSON, without a token, gets 401: no body is looked at before auth', async () => {
+    const res = await request(app).post('/mcp').set('Content-Type', 'text/plain').send('hello');
+    expect(res.status).toBe(401);
   });
 
   test('an unknown JSON-RPC method gets the spec error -32601 with the request id', async () => {

@@ -78,7 +78,8 @@ test('with the per-token limit spent, a bad or missing token gets 401 (not 429) 
   const bad = await post(`${secret.slice(0, -1)}Z`, call(4));
   expect(bad.status).toBe(401);
   expect(bad.headers['www-authenticate']).toMatch(/^Bearer/);
-  expect(bad.body).toMatchObject({ jsonrpc: '2.0', id: 4, error: { code: -32001 } });
+  // id null: auth runs before the body is read, so the request's id is not known yet.
+  expect(bad.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32001 } });
   const missing = await post(undefined, call(5));
   expect(missing.status).toBe(401);
 
