@@ -36,6 +36,8 @@ export interface Config {
      * (never in the shared store, so a flood of them cannot load it).
      */
     readonly unauthenticated: RateLimitPolicy;
+    /** Requests per token refused before the limiter (malformed, oversized, unsupported), per instance. */
+    readonly refusedRequests: RateLimitPolicy;
     /** Shared-backend deadline; default DEFAULT_TIMEOUT_MS[backend]. */
     readonly timeoutMs: number;
     readonly failurePolicy: FailurePolicy;
@@ -177,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       defaultTier: tiers[0] as RateLimitPolicy,
       authFailures: { name: 'auth-failures', limit: v.AUTH_FAILURES_PER_MINUTE, windowMs: MINUTE_MS },
       unauthenticated: { name: 'unauthenticated', limit: v.UNAUTHENTICATED_PER_MINUTE, windowMs: MINUTE_MS },
+      refusedRequests: { name: 'refused-requests', limit: v.REFUSED_REQUESTS_PER_MINUTE, windowMs: MINUTE_MS },
       timeoutMs: v.RATE_LIMIT_TIMEOUT_MS ?? DEFAULT_TIMEOUT_MS[v.RATE_LIMIT_BACKEND],
       failurePolicy: v.RATE_LIMIT_FAILURE_POLICY,
       probeIntervalMs: v.RATE_LIMIT_PROBE_INTERVAL_MS,

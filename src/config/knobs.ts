@@ -169,6 +169,10 @@ export const knobs = {
     positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(60),
     'set UNAUTHENTICATED_PER_MINUTE to the requests without a valid token a client address may make per minute per instance, e.g. 60',
   ),
+  REFUSED_REQUESTS_PER_MINUTE: knob(
+    positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(60),
+    'set REFUSED_REQUESTS_PER_MINUTE to the malformed, oversized or unsupported requests a token may send per minute per instance, e.g. 60',
+  ),
   METRICS_PORT: knob(port.optional(), 'set METRICS_PORT to a port for /metrics (not the public PORT), or unset it'),
   LOG_FORMAT: knob(z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).optional(), 'set LOG_FORMAT to json or pretty'),
 } as const;

@@ -16,6 +16,7 @@ import { createUnreadBodyGuard, type LingerLimits } from './lingering-close';
 import { createMcpProtocolCheck } from './mcp-protocol-check';
 import { JsonRpcCode, jsonRpcError, requestIdOf } from './json-rpc-error';
 import { createRateLimitMiddleware } from './rate-limit-middleware';
+import { createRefusedRequestBudget } from './refused-request-budget';
 import { createTierResolver } from './tier-policy';
 
 export const MCP_PATH = '/mcp';
@@ -37,6 +38,12 @@ export interface AppDependencies {
   readonly requestLogger?: RequestHandler;
   /** Time for the headers' relative seconds and for tools; default Date.now. The limiter has its own clock. */
   readonly clock?: () => number;
+  /**
+   * Counts requests refused before the limiter, per token (a memory limiter
+   * on `config.rateLimit.refusedRequests`); buildService always passes one.
+   * Absent: such refusals are not budgeted (tests of other parts).
+   */
+  readonly refusedRequestLimiter?: RateLimiter;
   /** Default: every tool in src/mcp/tools. */
   readonly tools?: readonly ToolDefinition[];
   /** Deadlines for the /mcp body to arrive; default BODY_TIMEOUT_DEFAULTS. */
@@ -77,6 +84,9 @@ const UNREAD_BODY_LINGER: LingerLimits = { lingerMs: 250, maxDiscardBytes: 65_53
  *    read, parsed or validated for a caller without a valid one; a refusal
  *    here while the body is still arriving closes the connection rather
  *    than drain it
+ * 3b. the token's budget of refused requests (429, REFUSED_REQUESTS_PER_MINUTE):
+ *    the refusals below are never charged to the published limit, so this
+ *    is what stops a token holder from sending them without end
  * 4. Content-Type/Content-Encoding (415), bounded read (413, 408)
  * 5. structure scan: depth and batch size (400), before any parser runs
  * 6. JSON.parse (400 -32700), JSON-RPC shape (400 -32600)
@@ -119,6 +129,7 @@ export function createApp(deps: AppDependencies): express.Express {
     createDeclaredLengthCheck({ maxBodyBytes: config.http.maxBodyBytes }),
     createUnreadBodyGuard(UNREAD_BODY_LINGER),
     deps.authMiddleware,
+    ...(deps.refusedRequestLimiter === undefined ? [] : [createRefusedRequestBudget({ limiter: deps.refusedRequestLimiter, clock })]),
     createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes, ...bodyTimeouts, maxDepth: MAX_JSON_DEPTH, maxBatchMessages }),
     createMcpProtocolCheck(),
     createCostCheck({ cost: (req) => messageCount(req.body), policy: (_req, res) => policyFor(tokenOrThrow(res)) }),

@@ -69,6 +69,8 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     // Local on purpose: what it stops is a flood, and counting a flood in the shared store would be the flood's goal.
     const unauthenticatedLimiter = await createRateLimiter({ backend: 'memory', policy: config.rateLimit.unauthenticated, clock: options.clock });
     opened.push(unauthenticatedLimiter);
+    const refusedRequestLimiter = await createRateLimiter({ backend: 'memory', policy: config.rateLimit.refusedRequests, clock: options.clock });
+    opened.push(refusedRequestLimiter);
     // Connect before taking traffic: a request that arrived while a client was
     // still connecting would open an outage for a whole probe interval.
     const ready = await Promise.all([limiter.whenReady(config.rateLimit.timeoutMs), authFailureLimiter.whenReady(config.rateLimit.timeoutMs)]);
@@ -87,6 +89,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     const app = createApp({
       config,
       limiter,
+      refusedRequestLimiter,
       logger,
       authMiddleware: createAuthMiddleware({
         verifier,

@@ -1,0 +1,54 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { loadConfig } from '../../src/config/config';
+import { silentLogger } from '../../src/logging/logger';
+import { buildService, type Service } from '../../src/service/build-service';
+import { TokenService } from '../../src/tokens/token-service';
+
+let dir: string;
+let service: Service;
+let tokens: TokenService;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'firelimit-refused-'));
+  service = await buildService(loadConfig({ TOKENS_FILE: path.join(dir, 'tokens.json'), REFUSED_REQUESTS_PER_MINUTE: '3', RATE_LIMIT_PER_MINUTE: '50' }), {
+    logger: silentLogger,
+  });
+  tokens = new TokenService({ store: service.tokenStore, tiers: ['default'] });
+});
+afterEach(async () => {
+  await service.release();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const ACCEPT = 'application/json, text/event-stream';
+const ok = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } };
+
+function post(secret: string, body: string) {
+  return request(service.app).post('/mcp').set('Authorization', `Bearer ${secret}`).set('Accept', ACCEPT).set('Content-Type', 'application/json').send(body);
+}
+
+test('a token that keeps sending refused requests is cut off before its bodies are read, without touching its published budget', async () => {
+  const { secret } = await tokens.create({ name: 'sloppy' });
+  expect((await post(secret, JSON.stringify(ok))).headers['x-ratelimit-remaining']).toBe('49');
+  const refused = [await post(secret, '{"jsonrpc":'), await post(secret, '['.repeat(100) + ']'.repeat(100)), await post(secret, '{"jsonrpc":"2.0","id":1}')];
+  expect(refused.map((r) => r.status)).toEqual([400, 400, 400]);
+  const cutOff = await post(secret, JSON.stringify(ok));
+  expect(cutOff.status).toBe(429);
+  expect(cutOff.body).toMatchObject({ error: { code: -32029, data: { reason: 'refused_requests', limit: 3 } } });
+  expect(Number(cutOff.headers['retry-after'])).toBeGreaterThan(0);
+  // The published limit was never charged for the refusals.
+  const other = await tokens.create({ name: 'careful' });
+  expect((await post(other.secret, JSON.stringify(ok))).status).toBe(200);
+  expect((await service.limiter.consume((await tokens.list()).find((t) => t.name === 'sloppy')!.id, { cost: 0 })).remaining).toBe(49);
+});
+
+test('requests the limiter decided on are not counted as refused, even a 429', async () => {
+  const { secret } = await tokens.create({ name: 'busy' });
+  for (let i = 0; i < 55; i++) await post(secret, JSON.stringify(ok));
+  const afterLimit = await post(secret, JSON.stringify(ok));
+  expect(afterLimit.status).toBe(429);
+  expect(afterLimit.body.error.data.reason).not.toBe('refused_requests');
+});
