@@ -168,6 +168,7 @@ describe('loadConfig loads every valid explicit value', () => {
     { knob: 'MAX_BATCH_MESSAGES', value: '1', read: (c: Config) => c.http.maxBatchMessages, want: 1 },
     { knob: 'MAX_BATCH_MESSAGES', value: '1000', read: (c: Config) => c.http.maxBatchMessages, want: 1000 },
     { knob: 'UNAUTHENTICATED_PER_MINUTE', value: '15', read: (c: Config) => c.rateLimit.unauthenticated.limit, want: 15 },
+    { knob: 'REFUSED_REQUESTS_PER_MINUTE', value: '25', read: (c: Config) => c.rateLimit.refusedRequests.limit, want: 25 },
     { knob: 'RATE_LIMIT_TIMEOUT_MS', value: '250', read: (c: Config) => c.rateLimit.timeoutMs, want: 250 },
   ])('$knob=$value', ({ knob, value, read, want }) => {
     expect(read(loadConfig({ [knob]: value }))).toBe(want);
