@@ -7,9 +7,10 @@ import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../logging/logger';
 import type { AuthenticatedToken, TokenVerifier } from '../tokens/token-record';
 import { isWellFormedSecret } from '../tokens/token-secret';
+import { writeBudgetRefusal } from './budget-refusal';
 import { addressLimitKeyPart, clientAddress } from './client-address';
 import { jsonRpcError, JsonRpcCode, requestIdOf, sendJsonRpcError } from './json-rpc-error';
-import { secondsUntil, setRateLimitHeaders } from './rate-limit-headers';
+import { secondsUntil } from './rate-limit-headers';
 
 export const AUTH_REALM = 'firelimit';
 
@@ -244,32 +245,9 @@ function unavailable(res: Response, id: ReturnType<typeof requestIdOf>, message:
 }
 
 function refuseUnauthenticated(res: Response, id: ReturnType<typeof requestIdOf>, decision: Decision, nowMs: number): void {
-  setRateLimitHeaders(res, decision, nowMs);
-  const retryAfterSeconds = secondsUntil(decision.retryAfterMs);
-  sendJsonRpcError(
-    res,
-    429,
-    jsonRpcError(id, JsonRpcCode.RateLimited, `Too many requests without a valid token from this address. Retry after ${retryAfterSeconds} s.`, {
-      reason: 'unauthenticated_limit',
-      retryAfterSeconds,
-      limit: decision.limit,
-      windowSeconds: Math.round(decision.windowMs / 1000),
-    }),
-  );
+  writeBudgetRefusal(res, id, decision, nowMs, { reason: 'unauthenticated_limit', tooMany: 'requests without a valid token from this address' });
 }
 
 function refuseTooManyFailures(res: Response, id: ReturnType<typeof requestIdOf>, decision: Decision, nowMs: number): void {
-  setRateLimitHeaders(res, decision, nowMs);
-  const retryAfterSeconds = secondsUntil(decision.retryAfterMs);
-  sendJsonRpcError(
-    res,
-    429,
-    jsonRpcError(id, JsonRpcCode.RateLimited, `Too many failed authentication attempts from this address. Retry after ${retryAfterSeconds} s.`, {
-      reason: 'auth_failures',
-      retryAfterSeconds,
-      resetAt: new Date(decision.resetAtMs).toISOString(),
-      limit: decision.limit,
-      windowSeconds: Math.round(decision.windowMs / 1000),
-    }),
-  );
+  writeBudgetRefusal(res, id, decision, nowMs, { reason: 'auth_failures', tooMany: 'failed authentication attempts from this address' });
 }

@@ -1,8 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { RateLimiter } from '../limiter/rate-limiter';
 import { tokenOf } from './auth-middleware';
-import { JsonRpcCode, jsonRpcError, sendJsonRpcError } from './json-rpc-error';
-import { secondsUntil, setRateLimitHeaders } from './rate-limit-headers';
+import { writeBudgetRefusal } from './budget-refusal';
 import { decisionOf } from './rate-limit-middleware';
 
 /** What the body and protocol checks answer with when they refuse a request before the limiter. */
@@ -38,18 +37,7 @@ export function createRefusedRequestBudget(options: RefusedRequestBudgetOptions)
       .then((budget) => {
         if (budget.remaining === 0) {
           const refusal = { ...budget, allowed: false, reason: 'limit' as const, retryAfterMs: Math.max(0, budget.resetAtMs - clock()) };
-          setRateLimitHeaders(res, refusal, clock());
-          const retryAfterSeconds = secondsUntil(refusal.retryAfterMs);
-          sendJsonRpcError(
-            res,
-            429,
-            jsonRpcError(null, JsonRpcCode.RateLimited, `Too many malformed, oversized or unsupported requests with this token. Retry after ${retryAfterSeconds} s.`, {
-              reason: 'refused_requests',
-              retryAfterSeconds,
-              limit: budget.limit,
-              windowSeconds: Math.round(budget.windowMs / 1000),
-            }),
-          );
+          writeBudgetRefusal(res, null, refusal, clock(), { reason: 'refused_requests', tooMany: 'malformed, oversized or unsupported requests with this token' });
           return;
         }
         res.once('finish', () => {

@@ -1,7 +1,8 @@
 import { inspect } from 'node:util';
 import { createClient } from 'redis';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
-import { REDIS_AUTH_REFUSED, RedisWindowStore } from '../../src/limiter/stores/redis-store';
+import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
+import { REDIS_AUTH_REFUSED } from '../../src/limiter/stores/redis-store-error';
 import { createCapturingLogger, type CapturedEntry } from '../../src/logging/logger';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 

@@ -3,7 +3,8 @@ import { inspect } from 'node:util';
 import { createClient } from 'redis';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
-import { REDIS_UNAVAILABLE, RedisStoreError, RedisWindowStore } from '../../src/limiter/stores/redis-store';
+import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
+import { REDIS_UNAVAILABLE, RedisStoreError } from '../../src/limiter/stores/redis-store-error';
 import { createCapturingLogger } from '../../src/logging/logger';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 

@@ -21,18 +21,6 @@ import {
 } from './redis-store-error';
 import { parseRedisUrl, scrubRedisSecrets } from './redis-url';
 
-export {
-  authRefusalHint,
-  isNoScriptError,
-  REDIS_AUTH_REFUSED,
-  REDIS_BAD_REPLY,
-  REDIS_ERROR_REPLY,
-  REDIS_TIMEOUT,
-  REDIS_UNAVAILABLE,
-  redisReplyCode,
-  RedisStoreError,
-  type RedisStoreErrorCode,
-} from './redis-store-error';
 
 export interface RedisWindowStoreOptions {
   /** `redis://[:password@]host[:port][/db]` or `rediss://...`. Never logged, scrubbed from every error. */

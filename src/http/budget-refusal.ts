@@ -1,0 +1,26 @@
+import type { Response } from 'express';
+import type { Decision } from '../limiter/decision';
+import { JsonRpcCode, jsonRpcError, sendJsonRpcError, type JsonRpcId } from './json-rpc-error';
+import { secondsUntil, setRateLimitHeaders } from './rate-limit-headers';
+
+/**
+ * A 429 from one of the guard budgets in front of the published limit (failed
+ * sign-ins, requests without a token, refused requests): that budget's own
+ * rate-limit headers, Retry-After, and a JSON-RPC error whose `data.reason`
+ * names the budget, so a client can tell it from the token's own limit.
+ */
+export function writeBudgetRefusal(res: Response, id: JsonRpcId, decision: Decision, nowMs: number, refusal: { readonly reason: string; readonly tooMany: string }): void {
+  setRateLimitHeaders(res, decision, nowMs);
+  const retryAfterSeconds = secondsUntil(decision.retryAfterMs);
+  sendJsonRpcError(
+    res,
+    429,
+    jsonRpcError(id, JsonRpcCode.RateLimited, `Too many ${refusal.tooMany}. Retry after ${retryAfterSeconds} s.`, {
+      reason: refusal.reason,
+      retryAfterSeconds,
+      resetAt: new Date(decision.resetAtMs).toISOString(),
+      limit: decision.limit,
+      windowSeconds: Math.round(decision.windowMs / 1000),
+    }),
+  );
+}
