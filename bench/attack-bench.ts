@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { median, percentile, printTable, type BenchTable } from './bench-table';
+import { startBenchChild, type BenchChild } from './bench-child';
 
 /**
  * An integrator's latency for `tools/call` on the real app (memory backend,
@@ -104,39 +105,15 @@ async function serve(): Promise<void> {
   });
 }
 
-interface ServerChild {
-  readonly ready: Ready;
-  /** CPU time (user + system, µs) the server process has used so far. */
-  cpuUs(): Promise<number>;
-  stop(): Promise<void>;
-}
+type ServerChild = BenchChild<Ready>;
 
 /** This file again in a child, with tsx as its loader (its CLI would add a grandchild between us and it). */
 function forkSelf(args: readonly string[]): ChildProcess {
   return fork(__filename, args, { execArgv: ['--import', pathToFileURL(require.resolve('tsx')).href], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 
-async function startServer(): Promise<ServerChild> {
-  const child = forkSelf(['--serve']);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const ready = await new Promise<Ready>((resolve, reject) => {
-    child.once('message', (m: Ready) => resolve(m));
-    child.once('exit', (code) => reject(new Error(`attack bench server exited (${code}) before listening`)));
-  });
-  return {
-    ready,
-    cpuUs: () =>
-      new Promise<number>((resolve) => {
-        child.once('message', (m: { cpuUs: number }) => resolve(m.cpuUs));
-        child.send('cpu');
-      }),
-    stop: async () => {
-      if (child.connected) child.send('stop');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+function startServer(): Promise<ServerChild> {
+  return startBenchChild<Ready>(__filename, ['--serve'], { name: 'attack bench server' });
 }
 
 // ---------------------------------------------------------------- load side

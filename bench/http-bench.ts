@@ -1,11 +1,10 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { median, printTable, type BenchTable } from './bench-table';
+import { startBenchChild } from './bench-child';
 
 /**
  * Throughput of one small route behind each limiter, as a share of the same
@@ -161,35 +160,11 @@ interface ServerChild {
 
 async function startServer(variant: Variant): Promise<ServerChild> {
   const profileDir = process.env.HTTP_BENCH_CPU_PROF;
-  const child: ChildProcess = fork(__filename, ['--serve', variant.name], {
-    // tsx as a loader in the child itself (its CLI would add a grandchild process between us and the server).
-    execArgv: [
-      '--import',
-      pathToFileURL(require.resolve('tsx')).href,
-      ...(profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.join(profileDir, variant.name)]),
-    ],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  const child = await startBenchChild<{ port: number }>(__filename, ['--serve', variant.name], {
+    name: `${variant.name} server`,
+    execArgv: profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.join(profileDir, variant.name)],
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('message', (m: { port: number }) => resolve(m.port));
-    child.once('exit', (code) => reject(new Error(`${variant.name} server exited (${code}) before listening`)));
-  });
-  return {
-    variant,
-    port,
-    cpuUs: () =>
-      new Promise<number>((resolve) => {
-        child.once('message', (m: { cpuUs: number }) => resolve(m.cpuUs));
-        child.send('cpu');
-      }),
-    stop: async () => {
-      if (child.connected) child.send('stop');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  return { variant, port: child.ready.port, cpuUs: child.cpuUs, stop: child.stop };
 }
 
 interface LoadResult {

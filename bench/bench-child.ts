@@ -1,0 +1,43 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+
+/** A bench server in a child process, spoken to over IPC. */
+export interface BenchChild<R> {
+  /** The child's first message: what it is ready with (its port, its secrets). */
+  readonly ready: R;
+  /** CPU time (user + system, µs) the child has used so far. */
+  cpuUs(): Promise<number>;
+  /** Asks it to stop (so --cpu-prof can write its profile), killing it after 5 s. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Forks `file` with tsx as its loader in the child itself (tsx's CLI would put
+ * a grandchild process between us and the server) and waits for its first
+ * message. The child answers 'cpu' with `{ cpuUs }` and exits on 'stop'.
+ */
+export async function startBenchChild<R>(file: string, args: readonly string[], options: { readonly name: string; readonly execArgv?: readonly string[] }): Promise<BenchChild<R>> {
+  const child: ChildProcess = fork(file, args, {
+    execArgv: ['--import', pathToFileURL(require.resolve('tsx')).href, ...(options.execArgv ?? [])],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const ready = await new Promise<R>((resolve, reject) => {
+    child.once('message', (m: R) => resolve(m));
+    child.once('exit', (code) => reject(new Error(`${options.name} exited (${code}) before it was ready`)));
+  });
+  return {
+    ready,
+    cpuUs: () =>
+      new Promise<number>((resolve) => {
+        child.once('message', (m: { cpuUs: number }) => resolve(m.cpuUs));
+        child.send('cpu');
+      }),
+    stop: async () => {
+      if (child.connected) child.send('stop');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
