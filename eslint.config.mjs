@@ -1,8 +1,40 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The layering (docs/adr/0011-layering.md): each folder of src/ may import
+ * only the folders listed for it. Lower layers never import higher ones, so
+ * the pure core stays free of adapters and the wiring stays in service/.
+ */
+const LAYERS = {
+  shared: [],
+  limiter: ['shared'],
+  config: ['shared', 'limiter'],
+  tokens: ['shared', 'limiter', 'config'],
+  http: ['shared', 'limiter', 'config', 'tokens'],
+  mcp: ['shared', 'limiter', 'config', 'tokens', 'http'],
+  logging: ['shared', 'limiter', 'config', 'http'],
+  metrics: ['shared', 'limiter', 'http'],
+  developers: ['shared', 'limiter', 'config', 'http'],
+  cli: ['shared', 'limiter', 'config', 'tokens', 'service'],
+  service: ['shared', 'limiter', 'config', 'tokens', 'http', 'mcp', 'logging', 'metrics', 'developers'],
+};
+/** Adapters beside http/ read what the pipeline leaves (request-locals, refusal bodies), never a middleware itself. */
+const NO_MIDDLEWARE = ['mcp', 'logging', 'developers', 'metrics'];
+
+const layering = Object.entries(LAYERS).map(([folder, allowed]) => {
+  const forbidden = Object.keys(LAYERS).filter((other) => other !== folder && !allowed.includes(other));
+  const patterns = [
+    { group: forbidden.flatMap((f) => [`../${f}/*`, `../../${f}/*`, `../../../${f}/*`]), message: `src/${folder} may import only ${allowed.length ? allowed.join(', ') : 'nothing else in src'} (docs/adr/0011-layering.md)` },
+  ];
+  if (NO_MIDDLEWARE.includes(folder)) {
+    patterns.push({ group: ['../http/*-middleware', '../../http/*-middleware'], message: 'read request locals and refusal bodies from their own modules, not from a middleware file' });
+  }
+  return { files: [`src/${folder}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
+});
+
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '.firelimit/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '.firelimit/', '.stryker-tmp/', 'reports/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -20,4 +52,5 @@ export default tseslint.config(
       'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date']", message: 'decisions take nowMs; never read the clock here' }],
     },
   },
+  ...layering,
 );

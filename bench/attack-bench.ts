@@ -69,7 +69,7 @@ async function serve(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'firelimit-attack-bench-'));
   const { loadConfig } = await import('../src/config/config');
   const { buildService } = await import('../src/service/build-service');
-  const { silentLogger } = await import('../src/logging/logger');
+  const { silentLogger } = await import('../src/shared/logger');
   const { TokenService } = await import('../src/tokens/token-service');
   const { applyServerTimeouts } = await import('../src/service/server-timeouts');
   const config = loadConfig({

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig, describeConfig } from './config/config';
 import { ConfigError } from './config/config-error';
 import { createServiceLogger } from './logging/create-service-logger';
-import { startMetricsServer } from './metrics/metrics-server';
+import { startMetricsServer, type MetricsServer } from './metrics/metrics-server';
 import { buildService } from './service/build-service';
 import { createShutdown } from './service/graceful-shutdown';
 import { applyServerTimeouts } from './service/server-timeouts';
@@ -32,8 +32,9 @@ async function main(): Promise<void> {
   applyServerTimeouts(server, config.http);
   const port = (server.address() as AddressInfo).port;
   const servers = [server];
+  let metricsServer: MetricsServer | undefined;
   if (config.metrics.port !== undefined) {
-    const metricsServer = await startMetricsServer({ registry: service.metrics.registry, port: config.metrics.port });
+    metricsServer = await startMetricsServer({ registry: service.metrics.registry, port: config.metrics.port });
     logger.info('metrics served', { event: 'service.metrics', port: metricsServer.port });
   }
 
@@ -47,7 +48,12 @@ async function main(): Promise<void> {
     });
   }
 
-  const shutdown = createShutdown({ servers, release: () => service.release(), logger });
+  // Metrics are scraped until the public listener has drained, then their listener closes too.
+  const release = async (): Promise<void> => {
+    await metricsServer?.close();
+    await service.release();
+  };
+  const shutdown = createShutdown({ servers, release, logger });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void shutdown(signal));
 }
 

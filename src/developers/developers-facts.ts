@@ -1,7 +1,7 @@
 import type { Config } from '../config/config';
 import { JsonRpcCode, jsonRpcError } from '../http/json-rpc-error';
 import { setRateLimitHeaders } from '../http/rate-limit-headers';
-import { refusalBody } from '../http/rate-limit-middleware';
+import { refusalBody } from '../http/refusal-body';
 import type { Decision } from '../limiter/decision';
 import type { RateLimitPolicy } from '../limiter/policy';
 

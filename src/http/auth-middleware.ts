@@ -1,13 +1,15 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { describeError } from '../limiter/backend-guard';
+import { describeError } from '../shared/describe-error';
 import { encodeKeyPart } from '../limiter/key';
 import type { Decision } from '../limiter/decision';
 import type { RateLimitPolicy } from '../limiter/policy';
 import type { RateLimiter } from '../limiter/rate-limiter';
-import type { Logger } from '../logging/logger';
+import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken, TokenVerifier } from '../tokens/token-record';
 import { isWellFormedSecret } from '../tokens/token-secret';
+import type { AuthFailureReason, AuthRefusalReason } from './auth-refusal';
 import { writeBudgetRefusal } from './budget-refusal';
+import { setToken } from './request-locals';
 import { addressLimitKeyPart, clientAddress } from './client-address';
 import { jsonRpcError, JsonRpcCode, requestIdOf, sendJsonRpcError } from './json-rpc-error';
 import { secondsUntil } from './rate-limit-headers';
@@ -37,17 +39,6 @@ export interface AuthMiddlewareOptions {
   readonly clock?: () => number;
 }
 
-/** Why a request was not authenticated; logged with the address, and given to the client in `error.data.reason`. */
-export type AuthFailureReason = 'missing_token' | 'malformed_token' | 'invalid_token';
-
-/** Every way this middleware turns a request away, for metrics. */
-export type AuthRefusalReason = AuthFailureReason | 'repeated_invalid_token' | 'auth_failures' | 'unauthenticated_limit' | 'insufficient_scope' | 'store_unavailable';
-
-/** The verified token, for handlers after this middleware. */
-export function tokenOf(res: Response): AuthenticatedToken | undefined {
-  const token = (res.locals as { token?: AuthenticatedToken }).token;
-  return token !== undefined && typeof token.id === 'string' ? token : undefined;
-}
 
 /** The limiter key of an address: its own key space, never a token id. */
 export function authFailureKey(address: string): string {
@@ -204,7 +195,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
       sendJsonRpcError(res, 403, jsonRpcError(requestIdOf(res.req.body), JsonRpcCode.Forbidden, `This token lacks the "${requiredScope}" scope.`, { reason: 'insufficient_scope', requiredScope }));
       return;
     }
-    (res.locals as { token?: AuthenticatedToken }).token = token;
+    setToken(res, token);
     next();
   }
 }

@@ -2,7 +2,9 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Decision } from '../limiter/decision';
 import type { RateLimitPolicy } from '../limiter/policy';
 import type { RateLimiter } from '../limiter/rate-limiter';
-import { secondsUntil, setRateLimitHeaders } from './rate-limit-headers';
+import { writeJsonRefusal } from './refusal-body';
+import { setRateLimitHeaders } from './rate-limit-headers';
+import { setDecision } from './request-locals';
 
 /** How a refusal is written; the MCP route answers with a JSON-RPC error instead. */
 export type RefusalWriter = (req: Request, res: Response, decision: Decision) => void;
@@ -19,11 +21,6 @@ export interface RateLimitMiddlewareOptions {
   readonly refuse?: RefusalWriter;
   /** Injected time for the headers' relative seconds; default Date.now. */
   readonly clock?: () => number;
-}
-
-/** Where the decision is left for the route handler. */
-export function decisionOf(res: Response): Decision | undefined {
-  return (res.locals as { rateLimit?: Decision }).rateLimit;
 }
 
 /**
@@ -50,42 +47,11 @@ export function createRateLimitMiddleware(options: RateLimitMiddlewareOptions): 
     }
     pending
       .then((decision) => {
-        (res.locals as { rateLimit?: Decision }).rateLimit = decision;
+        setDecision(res, decision);
         setRateLimitHeaders(res, decision, clock());
         if (decision.allowed) next();
         else refuse(req, res, decision);
       })
       .catch(next);
   };
-}
-
-/** HTTP status for a refusal: 503 when the backend is down and the policy is fail-closed, else 429. */
-export function refusalStatus(decision: Decision): 429 | 503 {
-  return decision.reason === 'backend_unavailable' ? 503 : 429;
-}
-
-/** A plain-language body a person or a script can act on. */
-export function refusalBody(decision: Decision): Record<string, unknown> {
-  const retryAfterSeconds = secondsUntil(decision.retryAfterMs);
-  if (decision.reason === 'backend_unavailable') {
-    return {
-      error: 'backend_unavailable',
-      reason: decision.reason,
-      message: `The rate-limit backend is unavailable and this service refuses requests it cannot count. Retry after ${retryAfterSeconds} s.`,
-      retryAfterSeconds,
-    };
-  }
-  return {
-    error: 'rate_limited',
-    reason: decision.reason,
-    message: `Rate limit of ${decision.limit} requests per ${Math.round(decision.windowMs / 1000)} s exceeded. Retry after ${retryAfterSeconds} s.`,
-    limit: decision.limit,
-    windowSeconds: Math.round(decision.windowMs / 1000),
-    retryAfterSeconds,
-    resetAt: new Date(decision.resetAtMs).toISOString(),
-  };
-}
-
-export function writeJsonRefusal(_req: Request, res: Response, decision: Decision): void {
-  res.status(refusalStatus(decision)).json(refusalBody(decision));
 }

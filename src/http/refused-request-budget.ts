@@ -1,8 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { RateLimiter } from '../limiter/rate-limiter';
-import { tokenOf } from './auth-middleware';
+import { tokenOf } from './request-locals';
 import { writeBudgetRefusal } from './budget-refusal';
-import { decisionOf } from './rate-limit-middleware';
+import { decisionOf } from './request-locals';
 
 /** What the body and protocol checks answer with when they refuse a request before the limiter. */
 const REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 406, 408, 413, 415]);

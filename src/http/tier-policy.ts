@@ -1,6 +1,6 @@
 import { findTier, type Config } from '../config/config';
 import type { RateLimitPolicy } from '../limiter/policy';
-import type { Logger } from '../logging/logger';
+import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 
 /**

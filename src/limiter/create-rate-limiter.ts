@@ -1,6 +1,6 @@
 import type { Database } from 'firebase-admin/database';
-import { silentLogger, type Logger } from '../logging/logger';
-import type { LimiterMetrics } from '../metrics/limiter-metrics';
+import { silentLogger, type Logger } from '../shared/logger';
+import type { LimiterEvents } from './limiter-events';
 import type { BackendGuard } from './backend-guard';
 import { OutageGuard } from './outage-guard';
 import type { RateLimitPolicy } from './policy';
@@ -33,7 +33,7 @@ export interface RateLimiterOptions {
   /** During an outage, at most one call per this interval goes to the backend. Default 5000. */
   readonly probeIntervalMs?: number;
   /** Decision, backend-latency and outage series; default none. */
-  readonly metrics?: LimiterMetrics;
+  readonly metrics?: LimiterEvents;
   /** Replaces the default outage guard (an OutageGuard with timeoutMs and probeIntervalMs). */
   readonly guard?: BackendGuard;
 }

@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import type { Logger } from '../logging/logger';
-import type { LimiterMetrics } from '../metrics/limiter-metrics';
-import { describeError, withDeadline, type BackendGuard, type BackendFailureCause, type GuardedResult } from './backend-guard';
+import type { Logger } from '../shared/logger';
+import type { LimiterEvents } from './limiter-events';
+import { describeError } from '../shared/describe-error';
+import { withDeadline, type BackendGuard, type BackendFailureCause, type GuardedResult } from './backend-guard';
 import type { BackendName } from './window-store';
 
 export interface OutageGuardOptions {
@@ -16,7 +17,7 @@ export interface OutageGuardOptions {
   /** Injected time for outage bookkeeping (probe schedule, durations in logs); default a monotonic clock. */
   readonly clock?: () => number;
   /** Backend call latency and outage figures; default none. */
-  readonly metrics?: Pick<LimiterMetrics, 'observeBackendCall' | 'outageStarted' | 'outageEnded'>;
+  readonly metrics?: Pick<LimiterEvents, 'observeBackendCall' | 'outageStarted' | 'outageEnded'>;
 }
 
 export interface OutageState {

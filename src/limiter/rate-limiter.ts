@@ -1,5 +1,5 @@
-import type { Logger } from '../logging/logger';
-import type { LimiterMetrics } from '../metrics/limiter-metrics';
+import type { Logger } from '../shared/logger';
+import type { LimiterEvents } from './limiter-events';
 import { decideFixedWindow } from './algorithms/fixed-window';
 import type { BackendGuard, GuardedResult } from './backend-guard';
 import type { Decision, WindowDecision } from './decision';
@@ -51,7 +51,7 @@ export interface LimiterParts {
   /** Retry-After for a fail-closed refusal when the guard gives none. Default 1000. */
   readonly unavailableRetryAfterMs?: number;
   /** Told once per decision returned; default none. */
-  readonly metrics?: Pick<LimiterMetrics, 'recordDecision'>;
+  readonly metrics?: Pick<LimiterEvents, 'recordDecision'>;
 }
 
 /** Bound on the over-limit cache; past it, expired entries are swept before adding. */

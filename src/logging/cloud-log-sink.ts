@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { Entry, LogSync, type Logging } from '@google-cloud/logging';
-import type { LogFields, LogSink } from './logger';
+import type { LogFields, LogSink } from '../shared/logger';
 import { redactFields, redactText } from './redact';
 import { qualifyTrace } from './trace-context';
 

@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { Config } from '../config/config';
 import { createCloudLogSink } from './cloud-log-sink';
-import { createLogger, type Logger } from './logger';
+import { createLogger, type Logger } from '../shared/logger';
 import { createPrettyLogSink } from './pretty-log-sink';
 
 export interface ServiceLoggerOptions {

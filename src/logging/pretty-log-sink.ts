@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import type { LogFields, LogSink, Severity } from './logger';
+import type { LogFields, LogSink, Severity } from '../shared/logger';
 import { redactFields, redactText } from './redact';
 
 export interface PrettyLogSinkOptions {

@@ -1,4 +1,4 @@
-import type { LogFields } from './logger';
+import type { LogFields } from '../shared/logger';
 
 /**
  * Defence in depth: callers are told never to log secrets, and this guard

@@ -1,8 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { tokenOf } from '../http/auth-middleware';
-import { decisionOf } from '../http/rate-limit-middleware';
+import { tokenOf } from '../http/request-locals';
+import { decisionOf } from '../http/request-locals';
 import type { Decision } from '../limiter/decision';
-import type { LogFields, Logger } from './logger';
+import type { LogFields, Logger } from '../shared/logger';
 import { decodeForLog, isSensitiveKey, redactUrlComponent } from './redact';
 import { traceContextFromHeaders } from './trace-context';
 

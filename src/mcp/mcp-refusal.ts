@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { JsonRpcCode, jsonRpcError, requestIdOf } from '../http/json-rpc-error';
-import { refusalBody, refusalStatus } from '../http/rate-limit-middleware';
+import { refusalBody, refusalStatus } from '../http/refusal-body';
 import type { Decision } from '../limiter/decision';
 
 /**

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import type { Decision } from '../limiter/decision';
 import type { RateLimitPolicy } from '../limiter/policy';
 import type { RateLimiter } from '../limiter/rate-limiter';
-import { describeError } from '../limiter/backend-guard';
-import type { Logger } from '../logging/logger';
+import { describeError } from '../shared/describe-error';
+import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 
 /** What every tool call sees: who is calling, and this request's (already counted) decision. */

@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import type { AuthRefusalReason } from '../http/auth-middleware';
+import type { AuthRefusalReason } from '../http/auth-refusal';
 
 /**
  * Requests turned away before a token was accepted, by reason. A rise in

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Decision } from '../limiter/decision';
+import type { LimiterEvents } from '../limiter/limiter-events';
 import type { BackendName } from '../limiter/window-store';
 
 export interface LimiterMetricsOptions {
@@ -33,7 +34,7 @@ interface BackendSeries {
  * Recording is on the request path, so labelled children are looked up once
  * and cached; a decision costs one array index and one increment.
  */
-export class LimiterMetrics {
+export class LimiterMetrics implements LimiterEvents {
   readonly registry: Registry;
 
   private readonly decisions: Counter<'result' | 'source'>;

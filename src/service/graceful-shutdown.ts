@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { describeError } from '../limiter/backend-guard';
-import type { Logger } from '../logging/logger';
+import { describeError } from '../shared/describe-error';
+import type { Logger } from '../shared/logger';
 
 export interface GracefulShutdownOptions {
   readonly servers: readonly Server[];

@@ -1,6 +1,6 @@
 import type { App } from 'firebase-admin/app';
 import type { Config } from '../config/config';
-import type { Logger } from '../logging/logger';
+import type { Logger } from '../shared/logger';
 import type { TokenStore } from './token-record';
 
 export interface CreateTokenStoreOptions {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { silentLogger, type Logger } from '../logging/logger';
+import { silentLogger, type Logger } from '../shared/logger';
 import type { TokenRecord, TokenStore } from './token-record';
 import { CorruptTokenRecordError, parseTokenRecord } from './token-record-schema';
 import { EMPTY_TOKEN_FILE_INDEX, parseTokenFile, type TokenFileIndex } from './token-file-index';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { loadConfig } from '../../src/config/config';
-import { silentLogger } from '../../src/logging/logger';
+import { silentLogger } from '../../src/shared/logger';
 import { buildService, type Service } from '../../src/service/build-service';
 import { generateToken } from '../../src/tokens/token-secret';
 import { TokenService } from '../../src/tokens/token-service';

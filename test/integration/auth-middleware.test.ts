@@ -1,10 +1,11 @@
 import express, { type Express } from 'express';
 import request from 'supertest';
-import { authFailureKey, createAuthMiddleware, tokenOf } from '../../src/http/auth-middleware';
+import { authFailureKey, createAuthMiddleware } from '../../src/http/auth-middleware';
+import { tokenOf } from '../../src/http/request-locals';
 import { createRateLimitMiddleware } from '../../src/http/rate-limit-middleware';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { RateLimiter } from '../../src/limiter/rate-limiter';
-import { createCapturingLogger } from '../../src/logging/logger';
+import { createCapturingLogger } from '../support/capturing-logger';
 import type { AuthenticatedToken, TokenStore, TokenVerifier } from '../../src/tokens/token-record';
 import { CachedTokenVerifier } from '../../src/tokens/cached-token-verifier';
 import { FileTokenStore } from '../../src/tokens/file-token-store';

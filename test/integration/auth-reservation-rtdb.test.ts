@@ -9,7 +9,7 @@ import { authFailureKey, createAuthMiddleware } from '../../src/http/auth-middle
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import type { RateLimiter } from '../../src/limiter/rate-limiter';
-import { silentLogger } from '../../src/logging/logger';
+import { silentLogger } from '../../src/shared/logger';
 import { CachedTokenVerifier } from '../../src/tokens/cached-token-verifier';
 import { FileTokenStore } from '../../src/tokens/file-token-store';
 import type { TokenVerifier } from '../../src/tokens/token-record';

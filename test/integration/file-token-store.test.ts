@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, stat, writeFile, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createCapturingLogger } from '../../src/logging/logger';
+import { createCapturingLogger } from '../support/capturing-logger';
 import { CachedTokenVerifier, TokenStoreUnavailableError } from '../../src/tokens/cached-token-verifier';
 import { FileTokenStore, TokenFileLockError, TokenFileMissingError } from '../../src/tokens/file-token-store';
 import type { TokenRecord } from '../../src/tokens/token-record';

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import request from 'supertest';
-import { createApp } from '../../src/http/create-app';
+import { createApp } from '../../src/service/create-app';
 import { buildTestApp, GOOD_SECRET, standInAuth, TEST_TOKEN } from '../support/mcp-test-app';
 
 /**

@@ -1,9 +1,9 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { loadConfig } from '../../src/config/config';
-import { createApp } from '../../src/http/create-app';
+import { createApp } from '../../src/service/create-app';
 import type { RateLimiter } from '../../src/limiter/rate-limiter';
-import { createCapturingLogger } from '../../src/logging/logger';
+import { createCapturingLogger } from '../support/capturing-logger';
 import { defineTool } from '../../src/mcp/tool-registry';
 import { buildTestApp, GOOD_SECRET, standInAuth, TEST_TOKEN } from '../support/mcp-test-app';
 

@@ -9,10 +9,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Express } from 'express';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config/config';
-import { createApp } from '../../src/http/create-app';
+import { createApp } from '../../src/service/create-app';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { RateLimiter } from '../../src/limiter/rate-limiter';
-import { createCapturingLogger } from '../../src/logging/logger';
+import { createCapturingLogger } from '../support/capturing-logger';
 import { buildRealAuth, type RealAuth } from '../support/real-auth';
 
 /** /mcp behind the real auth middleware and a file token store, as `npm start` runs it. */

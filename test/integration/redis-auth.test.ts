@@ -3,7 +3,7 @@ import { createClient } from 'redis';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
 import { REDIS_AUTH_REFUSED } from '../../src/limiter/stores/redis-store-error';
-import { createCapturingLogger, type CapturedEntry } from '../../src/logging/logger';
+import { createCapturingLogger, type CapturedEntry } from '../support/capturing-logger';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 
 const PASSWORD = 'right-horse-battery';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { createClient } from 'redis';
 import { adjustFixedWindow, decideFixedWindow, type FixedWindowState } from '../../src/limiter/algorithms/fixed-window';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
-import { formatRedisWindowValue, parseRedisWindowValue } from '../../src/limiter/stores/redis-fixed-window-script';
+import { formatRedisWindowValue, parseRedisWindowValue } from '../support/redis-window-value';
 import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 import { ADJUST_VECTORS, FIXED_WINDOW_VECTORS } from '../unit/redis-vectors';

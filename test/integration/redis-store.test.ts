@@ -5,7 +5,7 @@ import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
 import { REDIS_UNAVAILABLE, RedisStoreError } from '../../src/limiter/stores/redis-store-error';
-import { createCapturingLogger } from '../../src/logging/logger';
+import { createCapturingLogger } from '../support/capturing-logger';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 
 const PASSWORD = 's3cret-pass';

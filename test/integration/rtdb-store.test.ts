@@ -1,12 +1,12 @@
 import type { App } from 'firebase-admin/app';
 import { getDatabase, type Database } from 'firebase-admin/database';
 import { windowNumberAt } from '../../src/limiter/algorithms/fixed-window';
-import { DeadlineGuard } from '../../src/limiter/backend-guard';
+import { DeadlineGuard } from '../support/deadline-guard';
 import { InvalidKeyError } from '../../src/limiter/key';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
 import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
-import { silentLogger } from '../../src/logging/logger';
+import { silentLogger } from '../../src/shared/logger';
 import { createAdminApp, deleteAdminApp } from '../support/rtdb-server/admin-app';
 import { rtdbForTests, type RtdbTestServer } from '../support/rtdb-server';
 

@@ -7,7 +7,7 @@ import { encodeKeyPart } from '../../src/limiter/key';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { RtdbWindowStore, type RtdbWindowStoreOptions } from '../../src/limiter/stores/rtdb-store';
 import { DEFAULT_SWEEP_BATCH_SIZE, DEFAULT_SWEEP_GRACE_MS, DEFAULT_SWEEP_MAX_BATCHES, RtdbSweeper } from '../../src/limiter/stores/rtdb-sweeper';
-import { createCapturingLogger } from '../../src/logging/logger';
+import { createCapturingLogger } from '../support/capturing-logger';
 import { createAdminApp, deleteAdminApp } from '../support/rtdb-server/admin-app';
 import { rtdbForTests, type RtdbTestServer } from '../support/rtdb-server';
 

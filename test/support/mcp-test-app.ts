@@ -1,10 +1,10 @@
 import type { RequestHandler } from 'express';
 import { loadConfig, type Config } from '../../src/config/config';
-import { createApp } from '../../src/http/create-app';
+import { createApp } from '../../src/service/create-app';
 import { jsonRpcError, requestIdOf } from '../../src/http/json-rpc-error';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { RateLimiter } from '../../src/limiter/rate-limiter';
-import { createCapturingLogger } from '../../src/logging/logger';
+import { createCapturingLogger } from './capturing-logger';
 import type { AuthenticatedToken } from '../../src/tokens/token-record';
 
 export const GOOD_SECRET = 'fl_test_good_secret';

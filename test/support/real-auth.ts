@@ -3,7 +3,7 @@ import type { Config } from '../../src/config/config';
 import { createAuthMiddleware } from '../../src/http/auth-middleware';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { RateLimiter } from '../../src/limiter/rate-limiter';
-import type { Logger } from '../../src/logging/logger';
+import type { Logger } from '../../src/shared/logger';
 import { CachedTokenVerifier } from '../../src/tokens/cached-token-verifier';
 import { createTokenStore } from '../../src/tokens/create-token-store';
 import { MCP_SCOPE, type TokenStore } from '../../src/tokens/token-record';

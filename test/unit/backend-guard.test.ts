@@ -1,5 +1,7 @@
-import { DeadlineGuard, describeError, withDeadline } from '../../src/limiter/backend-guard';
-import { createCapturingLogger } from '../../src/logging/logger';
+import { DeadlineGuard } from '../support/deadline-guard';
+import { describeError } from '../../src/shared/describe-error';
+import { withDeadline } from '../../src/limiter/backend-guard';
+import { createCapturingLogger } from '../support/capturing-logger';
 
 afterEach(() => {
   jest.useRealTimers();

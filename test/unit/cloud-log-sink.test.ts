@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { createCloudLogSink } from '../../src/logging/cloud-log-sink';
 import { createServiceLogger } from '../../src/logging/create-service-logger';
-import { createLogger } from '../../src/logging/logger';
+import { createLogger } from '../../src/shared/logger';
 import { createPrettyLogSink } from '../../src/logging/pretty-log-sink';
 import { redactFields, redactText } from '../../src/logging/redact';
 import { traceContextFromHeaders } from '../../src/logging/trace-context';

@@ -1,6 +1,6 @@
 import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createCapturingLogger } from '../../src/logging/logger';
+import { createCapturingLogger } from '../support/capturing-logger';
 import { createShutdown } from '../../src/service/graceful-shutdown';
 
 /** createShutdown against a real http.Server, with exit injected so the test process survives it. */

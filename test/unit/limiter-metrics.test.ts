@@ -7,7 +7,7 @@ import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { WindowRateLimiter, type FailurePolicy } from '../../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
 import type { WindowStore } from '../../src/limiter/window-store';
-import { silentLogger } from '../../src/logging/logger';
+import { silentLogger } from '../../src/shared/logger';
 import { LimiterMetrics } from '../../src/metrics/limiter-metrics';
 import { startMetricsServer } from '../../src/metrics/metrics-server';
 

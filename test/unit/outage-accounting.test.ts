@@ -6,7 +6,8 @@ import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
 import type { WindowStore } from '../../src/limiter/window-store';
-import { createCapturingLogger, silentLogger } from '../../src/logging/logger';
+import { createCapturingLogger } from '../support/capturing-logger';
+import { silentLogger } from '../../src/shared/logger';
 
 const WINDOW_MS = 60_000;
 const policy: RateLimitPolicy = { name: 'default', limit: 10, windowMs: WINDOW_MS };

@@ -1,5 +1,5 @@
 import { MIN_OUTAGE_RETRY_AFTER_MS, OutageGuard } from '../../src/limiter/outage-guard';
-import { createCapturingLogger, type CapturedEntry } from '../../src/logging/logger';
+import { createCapturingLogger, type CapturedEntry } from '../support/capturing-logger';
 import { LimiterMetrics } from '../../src/metrics/limiter-metrics';
 
 const TIMEOUT_MS = 1_000;

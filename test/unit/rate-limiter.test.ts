@@ -1,5 +1,5 @@
 import type { WindowAdjustment } from '../../src/limiter/algorithms/fixed-window';
-import { DeadlineGuard } from '../../src/limiter/backend-guard';
+import { DeadlineGuard } from '../support/deadline-guard';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { WindowDecision } from '../../src/limiter/decision';
 import { InvalidKeyError } from '../../src/limiter/key';
@@ -7,7 +7,7 @@ import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { WindowRateLimiter, type FailurePolicy } from '../../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
 import type { WindowStore } from '../../src/limiter/window-store';
-import { silentLogger } from '../../src/logging/logger';
+import { silentLogger } from '../../src/shared/logger';
 
 const W = 60_000;
 const policy: RateLimitPolicy = { name: 'default', limit: 3, windowMs: W };

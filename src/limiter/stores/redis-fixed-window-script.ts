@@ -77,15 +77,3 @@ return {0, remaining, resetAtMs, retryAfterMs}
 
 /** What EVALSHA names the script by; Redis computes the same SHA1 over the same bytes. */
 export const REDIS_FIXED_WINDOW_SHA1 = createHash('sha1').update(REDIS_FIXED_WINDOW_SCRIPT).digest('hex');
-
-/** The value layout the script reads and writes, for tests and tools that inspect a key. */
-export function formatRedisWindowValue(windowNumber: number, count: number): string {
-  return `${windowNumber}:${count}`;
-}
-
-export function parseRedisWindowValue(value: string | null): { windowNumber: number; count: number } | null {
-  if (value === null) return null;
-  const match = /^(-?\d+):(\d+)$/.exec(value);
-  if (match === null) return null;
-  return { windowNumber: Number(match[1]), count: Number(match[2]) };
-}

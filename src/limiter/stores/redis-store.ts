@@ -1,6 +1,7 @@
 import { createClient, ErrorReply, TimeoutError } from 'redis';
-import { describeError, withDeadline } from '../backend-guard';
-import { silentLogger, type Logger } from '../../logging/logger';
+import { describeError } from '../../shared/describe-error';
+import { withDeadline } from '../backend-guard';
+import { silentLogger, type Logger } from '../../shared/logger';
 import type { WindowDecision } from '../decision';
 import type { RateLimitPolicy } from '../policy';
 import type { WindowStore } from '../window-store';
@@ -125,11 +126,6 @@ export class RedisWindowStore implements WindowStore {
   /** SCRIPT LOADs performed so far (first use, and each NOSCRIPT); for tests and metrics. */
   get scriptLoads(): number {
     return this.scriptLoadCount;
-  }
-
-  /** True while connected and ready for commands. */
-  get isReady(): boolean {
-    return this.client.isReady;
   }
 
   /**

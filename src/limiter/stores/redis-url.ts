@@ -51,17 +51,6 @@ export function parseRedisUrl(url: string): RedisConnectionTarget {
   };
 }
 
-/** The URL as it may appear in logs and on /developers: scheme, host, port and db, credentials masked. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    const auth = parsed.username !== '' || parsed.password !== '' ? '***@' : '';
-    return `${parsed.protocol}//${auth}${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
-  } catch {
-    return '(unparseable redis url)';
-  }
-}
-
 /**
  * Removes every form of the URL's secrets from a piece of text (an error
  * message from a socket or the client): the URL itself, and the password and

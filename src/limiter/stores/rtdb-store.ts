@@ -3,7 +3,7 @@ import { adjustFixedWindow, assertValidAdjustment, decideFixedWindow, type Fixed
 import type { WindowDecision } from '../decision';
 import { assertValidKey } from '../key';
 import { assertValidCost, assertValidPolicy, type RateLimitPolicy } from '../policy';
-import { silentLogger, type Logger } from '../../logging/logger';
+import { silentLogger, type Logger } from '../../shared/logger';
 import type { WindowStore } from '../window-store';
 import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
 import { ListenerCache } from './rtdb-listener-cache';

@@ -1,6 +1,6 @@
 import type { Database } from 'firebase-admin/database';
-import { silentLogger, type Logger } from '../../logging/logger';
-import { describeError } from '../backend-guard';
+import { silentLogger, type Logger } from '../../shared/logger';
+import { describeError } from '../../shared/describe-error';
 import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
 import { EXPIRY_CHILD, expiryOf, newestWindow } from './rtdb-node';
 

@@ -9,10 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { deleteApp, initializeApp, type App } from 'firebase-admin/app';
 import { getDatabase } from 'firebase-admin/database';
 import { loadConfig } from '../../../src/config/config';
-import { createApp } from '../../../src/http/create-app';
+import { createApp } from '../../../src/service/create-app';
 import { createRateLimiter } from '../../../src/limiter/create-rate-limiter';
 import type { RateLimiter } from '../../../src/limiter/rate-limiter';
-import { silentLogger } from '../../../src/logging/logger';
+import { silentLogger } from '../../../src/shared/logger';
 import { buildRealAuth, type RealAuth } from '../real-auth';
 import type { AppWorkerReply, AppWorkerRequest } from './protocol';
 

@@ -1,3 +1,7 @@
+/**
+ * The logging port: what every layer logs through. The sinks that format for
+ * Cloud Logging or a terminal live in src/logging/; tests capture.
+ */
 export type Severity = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
 
 /** Structured fields travel beside the message; never put a secret in either. */
@@ -23,15 +27,3 @@ export function createLogger(sink: LogSink): Logger {
 }
 
 export const silentLogger: Logger = createLogger(() => undefined);
-
-export interface CapturedEntry {
-  readonly severity: Severity;
-  readonly message: string;
-  readonly fields: LogFields;
-}
-
-/** A logger that keeps what it is told, for tests that assert on log output. */
-export function createCapturingLogger(): Logger & { readonly entries: CapturedEntry[] } {
-  const entries: CapturedEntry[] = [];
-  return Object.assign(createLogger((severity, message, fields) => entries.push({ severity, message, fields })), { entries });
-}

@@ -1,23 +1,23 @@
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from '../config/config';
-import { describeError } from '../limiter/backend-guard';
+import { describeError } from '../shared/describe-error';
 import type { RateLimiter } from '../limiter/rate-limiter';
-import type { Logger } from '../logging/logger';
+import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { createMcpHandler } from '../mcp/mcp-handler';
-import { tokenOf } from './auth-middleware';
+import { tokenOf } from '../http/request-locals';
 import { writeMcpRefusal } from '../mcp/mcp-refusal';
 import type { ToolDefinition } from '../mcp/tool-registry';
-import { createHostValidation } from './host-validation';
-import { createCostCheck } from './cost-check';
-import { createDeclaredLengthCheck, createJsonRpcBody, messageCount } from './json-rpc-body';
-import { MAX_JSON_DEPTH } from './json-structure-scan';
-import { createUnreadBodyGuard, type LingerLimits } from './lingering-close';
-import { createMcpProtocolCheck } from './mcp-protocol-check';
-import { JsonRpcCode, jsonRpcError, requestIdOf } from './json-rpc-error';
-import { createRateLimitMiddleware } from './rate-limit-middleware';
-import { createRefusedRequestBudget } from './refused-request-budget';
-import { createTierResolver } from './tier-policy';
+import { createHostValidation } from '../http/host-validation';
+import { createCostCheck } from '../http/cost-check';
+import { createDeclaredLengthCheck, createJsonRpcBody, messageCount } from '../http/json-rpc-body';
+import { MAX_JSON_DEPTH } from '../http/json-structure-scan';
+import { createUnreadBodyGuard, type LingerLimits } from '../http/lingering-close';
+import { createMcpProtocolCheck } from '../http/mcp-protocol-check';
+import { JsonRpcCode, jsonRpcError, requestIdOf } from '../http/json-rpc-error';
+import { createRateLimitMiddleware } from '../http/rate-limit-middleware';
+import { createRefusedRequestBudget } from '../http/refused-request-budget';
+import { createTierResolver } from '../http/tier-policy';
 
 export const MCP_PATH = '/mcp';
 

@@ -1,0 +1,33 @@
+import type { Response } from 'express';
+import type { Decision } from '../limiter/decision';
+import type { AuthenticatedToken } from '../tokens/token-record';
+
+/**
+ * What the /mcp pipeline leaves on `res.locals` for the steps after it: the
+ * verified token (set by auth) and the rate-limit decision (set by the
+ * limiter). One module, so the MCP handler and the request log read them
+ * without depending on the middleware that wrote them.
+ */
+interface Locals {
+  token?: AuthenticatedToken;
+  rateLimit?: Decision;
+}
+
+/** The verified token; undefined before auth has accepted one. */
+export function tokenOf(res: Response): AuthenticatedToken | undefined {
+  const token = (res.locals as Locals).token;
+  return token !== undefined && typeof token.id === 'string' ? token : undefined;
+}
+
+export function setToken(res: Response, token: AuthenticatedToken): void {
+  (res.locals as Locals).token = token;
+}
+
+/** The per-token limiter's decision; undefined before the limiter has run. */
+export function decisionOf(res: Response): Decision | undefined {
+  return (res.locals as Locals).rateLimit;
+}
+
+export function setDecision(res: Response, decision: Decision): void {
+  (res.locals as Locals).rateLimit = decision;
+}
