@@ -24,6 +24,7 @@ export function assertValidKey(key: string): void {
   if (typeof key !== 'string' || key.length === 0) {
     throw new InvalidKeyError('rate-limit key must be a non-empty string');
   }
+  // Stryker disable next-line StringLiteral: Buffer.byteLength reads an empty encoding as UTF-8, so "" measures the same
   if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
     throw new InvalidKeyError(`rate-limit key is longer than ${MAX_KEY_BYTES} bytes`);
   }

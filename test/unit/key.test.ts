@@ -55,8 +55,67 @@ describe('assertValidKey', () => {
     expect(error?.name).toBe('InvalidKeyError');
   });
 
+  it('uses the stable code ERR_FIRELIMIT_INVALID_KEY, which callers match on', () => {
+    expect(INVALID_KEY).toBe('ERR_FIRELIMIT_INVALID_KEY');
+    expect(rejection('a/b')?.code).toBe('ERR_FIRELIMIT_INVALID_KEY');
+  });
+
   it('names the offending character in the message', () => {
     expect(() => assertValidKey('a.b')).toThrow(/"\."/);
+  });
+
+  // A lone surrogate becomes U+FFFD in UTF-8, so two different keys would share one counter.
+  it.each([
+    { name: 'a lone high surrogate at the end', key: 'tok\ud800' },
+    { name: 'a lone high surrogate at the start', key: '\udbffabc' },
+    { name: 'a lone high surrogate in the middle', key: 'a\ud83db' },
+    { name: 'a lone low surrogate at the start', key: '\udc00tok' },
+    { name: 'a lone low surrogate at the end', key: 'tok\udfff' },
+    { name: 'a lone low surrogate in the middle', key: 'a\udd11b' },
+    { name: 'a lone surrogate alone', key: '\ud800' },
+    { name: 'a low surrogate before a high one (a reversed pair)', key: 'a\udd11\ud83db' },
+    { name: 'two high surrogates in a row', key: '\ud83d\ud83d' },
+    { name: 'a valid pair followed by a lone low surrogate', key: '\ud83d\udd11\udd11' },
+    { name: 'a valid pair preceded by a lone high surrogate', key: '\ud83d\ud83d\udd11' },
+  ])('rejects $name as not well-formed Unicode', ({ key }) => {
+    const error = rejection(key);
+    expect(error).toBeInstanceOf(InvalidKeyError);
+    expect(error?.message).toBe('rate-limit key is not well-formed Unicode (it has a lone surrogate)');
+  });
+
+  it.each([
+    { name: 'the lowest pair', key: '\ud800\udc00' },
+    { name: 'the highest pair', key: '\udbff\udfff' },
+    { name: 'two pairs in a row', key: '\ud83d\udd11\ud83d\udd11' },
+    { name: 'a pair between ASCII', key: 'a\ud83d\udd11b' },
+    { name: 'the code units just outside the surrogate range', key: '\ud7ff\ue000' },
+  ])('accepts $name of well-formed Unicode', ({ key }) => {
+    expect(rejection(key)).toBeUndefined();
+  });
+
+  it('rejects exactly the strings that are not well-formed Unicode, among strings of surrogates and letters', () => {
+    const unit = fc.constantFrom('a', '\ud800', '\udbff', '\udc00', '\udfff', '\ud83d', '\udd11');
+    fc.assert(
+      fc.property(fc.string({ unit, minLength: 1, maxLength: 12 }), (key) => {
+        // Well-formed exactly when it survives a round trip through UTF-8 (a lone surrogate turns into U+FFFD).
+        const wellFormed = Buffer.from(key, 'utf8').toString('utf8') === key;
+        expect(rejection(key) === undefined).toBe(wellFormed);
+      }),
+    );
+  });
+
+  it.each([
+    { name: 'empty', key: '', message: 'rate-limit key must be a non-empty string' },
+    { name: 'not a string', key: 7, message: 'rate-limit key must be a non-empty string' },
+    { name: 'too long', key: 'x'.repeat(MAX_KEY_BYTES + 1), message: `rate-limit key is longer than ${MAX_KEY_BYTES} bytes` },
+    { name: 'a slash', key: 'a/b', message: 'rate-limit key contains "/", which Realtime Database forbids in a key (. $ # [ ] / and control characters)' },
+    { name: 'a newline', key: 'a\nb', message: 'rate-limit key contains "\\n", which Realtime Database forbids in a key (. $ # [ ] / and control characters)' },
+  ])('says why a key is $name', ({ key, message }) => {
+    expect(rejection(key)?.message).toBe(message);
+  });
+
+  it('checks the length before anything else, so a long key is refused as long', () => {
+    expect(rejection('.'.repeat(MAX_KEY_BYTES + 1))?.message).toBe(`rate-limit key is longer than ${MAX_KEY_BYTES} bytes`);
   });
 });
 
@@ -69,6 +128,13 @@ describe('encodeKeyPart', () => {
     { name: 'control characters', input: '\u0000\n\u007f', encoded: '%00%0A%7F' },
     { name: 'a safe string, unchanged', input: 'tok_abc-123:x', encoded: 'tok_abc-123:x' },
     { name: 'a lone surrogate (it would collide with U+FFFD in UTF-8)', input: 'a\ud800b', encoded: 'a%uD800b' },
+    { name: 'a lone low surrogate at the top of the range', input: '\udfffz', encoded: '%uDFFFz' },
+    { name: 'a lone high surrogate at the end', input: 'z\udbff', encoded: 'z%uDBFF' },
+    { name: 'a reversed pair, unit by unit', input: '\udd11\ud83d', encoded: '%uDD11%uD83D' },
+    { name: 'a valid pair, unchanged', input: 'k\ud83d\udd11', encoded: 'k\ud83d\udd11' },
+    { name: 'the code units just outside the surrogate range, unchanged', input: '\ud7ff\ue000', encoded: '\ud7ff\ue000' },
+    { name: 'a one-digit control character, padded to two hex digits', input: '\u0001', encoded: '%01' },
+    { name: 'a lower-case letter next to escapes, unchanged', input: 'a.f', encoded: 'a%2Ef' },
   ])('encodes $name', ({ input, encoded }) => {
     expect(encodeKeyPart(input)).toBe(encoded);
   });

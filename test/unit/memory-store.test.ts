@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { decideFixedWindow, type FixedWindowState } from '../../src/limiter/algorithms/fixed-window';
+import { adjustFixedWindow, decideFixedWindow, windowNumberAt, type FixedWindowState } from '../../src/limiter/algorithms/fixed-window';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
 
@@ -133,6 +133,32 @@ describe('MemoryWindowStore eviction', () => {
     expect(store.size).toBe(1);
   });
 
+  it('drops both generations after two idle rotations, not only the current one', () => {
+    const store = new MemoryWindowStore();
+    for (let i = 0; i < 10; i++) store.consumeSync(`first${i}`, i, policy, 1); // generation [0, W)
+    for (let i = 0; i < 20; i++) store.consumeSync(`second${i}`, W + i, policy, 1); // generation [W, 2W); the first ones are previous
+    expect(store.size).toBe(30);
+    store.consumeSync('late', 3 * W, policy, 1); // two rotations after the second generation began
+    expect(store.size).toBe(1);
+  });
+
+  it('a key read from the previous generation moves to the current one and outlives the next rotation', () => {
+    const store = new MemoryWindowStore();
+    store.consumeSync('k', 2 * W + 30_000, policy, 3); // generation [2W, 3W)
+    store.consumeSync('k', 3 * W + 10_000, policy, 0); // a new generation: 'k' was previous, the read moves it
+    store.consumeSync('other', 4 * W + 10_000, policy, 1); // one more rotation
+    expect(store.size).toBe(2);
+  });
+
+  it('a clock that jumps back and forth never revives a spent window it has read since', () => {
+    const store = new MemoryWindowStore();
+    store.consumeSync('k', 2 * W + 30_000, policy, 3); // window 2 spent
+    store.consumeSync('x', 3 * W + 12_000, policy, 1); // the clock jumps ahead: 'k' is now previous
+    expect(store.consumeSync('k', 2 * W + 36_000, policy, 1)).toMatchObject({ allowed: false }); // back: still spent
+    store.consumeSync('y', 4 * W + 6_000, policy, 1); // ahead again, one more rotation
+    expect(store.consumeSync('k', 2 * W + 42_000, policy, 1)).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
   it.each([
     { name: 'a key used once at the very start of its window', writeAtMs: 0, readAtMs: W - 1 },
     { name: 'a key used just before its window ends', writeAtMs: W - 1, readAtMs: W - 1 },
@@ -165,6 +191,139 @@ describe('MemoryWindowStore eviction', () => {
           if (expected.next !== null) model.set(modelKey, expected.next);
           // The store keys by key only, so keep the two policies on disjoint keys.
           expect(store.consumeSync(modelKey, nowMs, p, 1)).toEqual(expected.decision);
+        }
+      }),
+    );
+  });
+});
+
+describe('MemoryWindowStore with mixed window lengths', () => {
+  const hourly: RateLimitPolicy = { name: 'hourly', limit: 2, windowMs: 60 * W };
+
+  it('never forgets a long window while short-window traffic keeps rotating generations', () => {
+    const store = new MemoryWindowStore();
+    store.consumeSync('long', 0, hourly, 2);
+    // An hour of one-minute traffic on other keys: a rotation sized by the short window would drop 'long'.
+    for (let t = 0; t < 60 * W; t += W / 2) store.consumeSync(`short${t}`, t, policy, 1);
+    expect(store.consumeSync('long', 60 * W - 1, hourly, 1)).toMatchObject({ allowed: false, remaining: 0, resetAtMs: 60 * W });
+  });
+
+  it('sizes the rotation by the longest window seen, even when the short window came first', () => {
+    const store = new MemoryWindowStore();
+    store.consumeSync('short', 0, policy, 1);
+    store.consumeSync('long', 1_000, hourly, 2);
+    store.consumeSync('short', 5 * W, policy, 1);
+    store.consumeSync('short', 30 * W, policy, 1);
+    expect(store.consumeSync('long', 59 * W, hourly, 1)).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
+  it('still drops keys two long windows after they were last touched', () => {
+    const store = new MemoryWindowStore();
+    store.consumeSync('long', 0, hourly, 1);
+    for (let i = 0; i < 50; i++) store.consumeSync(`short${i}`, i * 1_000, policy, 1);
+    store.consumeSync('late', 120 * W, policy, 1);
+    expect(store.size).toBe(1);
+  });
+});
+
+describe('MemoryWindowStore.adjust', () => {
+  it('a refund gives a unit back to a spent window', async () => {
+    const store = new MemoryWindowStore();
+    await store.consume('k', 1_000, policy, 3);
+    await store.adjust('k', 2_000, policy, { windowNumber: 0, atLeastCount: 0, deltaUnits: -1 });
+    expect(await store.consume('k', 3_000, policy, 1)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await store.consume('k', 4_000, policy, 1)).toMatchObject({ allowed: false });
+  });
+
+  it('atLeastCount restores a store that restarted empty', async () => {
+    const store = new MemoryWindowStore();
+    await store.adjust('k', 1_000, policy, { windowNumber: 0, atLeastCount: 3, deltaUnits: 0 });
+    expect(store.size).toBe(1);
+    expect(await store.consume('k', 2_000, policy, 1)).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
+  it('an adjustment for a passed window changes nothing and stores no key', async () => {
+    const store = new MemoryWindowStore();
+    await store.consume('k', 1_000, policy, 1);
+    await store.adjust('k', W + 1_000, policy, { windowNumber: 0, atLeastCount: 3, deltaUnits: 2 });
+    await store.adjust('other', W + 1_000, policy, { windowNumber: 0, atLeastCount: 3, deltaUnits: 2 });
+    expect(store.size).toBe(1);
+    expect(await store.consume('k', W + 2_000, policy, 0)).toMatchObject({ remaining: 3 });
+  });
+
+  it('an adjustment that nets to nothing stores no key', async () => {
+    const store = new MemoryWindowStore();
+    await store.adjust('k', 1_000, policy, { windowNumber: 0, atLeastCount: 0, deltaUnits: 0 });
+    await store.adjust('k', 1_000, policy, { windowNumber: 0, atLeastCount: 0, deltaUnits: -2 });
+    expect(store.size).toBe(0);
+  });
+
+  it('adjusts a key held in the previous generation, in place', async () => {
+    const store = new MemoryWindowStore();
+    await store.consume('k', W - 1_000, policy, 3); // window 0
+    await store.consume('k', W, policy, 2); // window 1, a new generation
+    await store.consume('noise', 2 * W, policy, 1); // rotate again: 'k' is now in the previous generation
+    // Another instance knew window 2 had spent 2; this one refunds 1 of them.
+    await store.adjust('k', 2 * W + 1, policy, { windowNumber: 2, atLeastCount: 2, deltaUnits: -1 });
+    expect(store.size).toBe(2);
+    expect(await store.consume('k', 2 * W + 2, policy, 0)).toMatchObject({ remaining: 2 });
+  });
+
+  it('rejects instead of throwing when the adjustment cannot run', async () => {
+    const store = new MemoryWindowStore();
+    const broken = null as unknown as RateLimitPolicy;
+    let pending: Promise<void> | undefined;
+    expect(() => (pending = store.adjust('k', 0, broken, { windowNumber: 0, atLeastCount: 0, deltaUnits: 1 }))).not.toThrow();
+    await expect(pending).rejects.toThrow(TypeError);
+  });
+
+  it('consume rejects instead of throwing when the decision cannot run', async () => {
+    const store = new MemoryWindowStore();
+    const broken = null as unknown as RateLimitPolicy;
+    let pending: Promise<unknown> | undefined;
+    expect(() => (pending = store.consume('k', 0, broken, 1))).not.toThrow();
+    await expect(pending).rejects.toThrow(TypeError);
+  });
+
+  it('resolves once stored, with nothing', async () => {
+    const store = new MemoryWindowStore();
+    await expect(store.adjust('k', 0, policy, { windowNumber: 0, atLeastCount: 1, deltaUnits: 0 })).resolves.toBeUndefined();
+  });
+
+  it('consumes and adjusts exactly like decideFixedWindow and adjustFixedWindow over a Map (property)', () => {
+    const opArb = fc.oneof(
+      fc.record({ kind: fc.constant('consume' as const), key: fc.constantFrom('a', 'b'), step: fc.integer({ min: 0, max: 30_000 }), cost: fc.integer({ min: 0, max: 3 }) }),
+      fc.record({
+        kind: fc.constant('adjust' as const),
+        key: fc.constantFrom('a', 'b'),
+        step: fc.integer({ min: 0, max: 30_000 }),
+        windowsBack: fc.integer({ min: 0, max: 1 }),
+        atLeastCount: fc.integer({ min: 0, max: 4 }),
+        deltaUnits: fc.integer({ min: -4, max: 4 }),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 80 }), (ops) => {
+        const store = new MemoryWindowStore();
+        const model = new Map<string, FixedWindowState>();
+        let nowMs = 1_000_000;
+        for (const op of ops) {
+          nowMs += op.step;
+          const state = model.get(op.key) ?? null;
+          if (op.kind === 'consume') {
+            const expected = decideFixedWindow(state, nowMs, policy, op.cost);
+            if (expected.next !== null) model.set(op.key, expected.next);
+            expect(store.consumeSync(op.key, nowMs, policy, op.cost)).toEqual(expected.decision);
+          } else {
+            const adjustment = { windowNumber: windowNumberAt(nowMs, W) - op.windowsBack, atLeastCount: op.atLeastCount, deltaUnits: op.deltaUnits };
+            const next = adjustFixedWindow(state, nowMs, policy, adjustment);
+            if (next !== null) model.set(op.key, next);
+            store.adjustSync(op.key, nowMs, policy, adjustment);
+          }
+        }
+        for (const key of ['a', 'b']) {
+          const expected = decideFixedWindow(model.get(key) ?? null, nowMs, policy, 0).decision;
+          expect(store.consumeSync(key, nowMs, policy, 0)).toEqual(expected);
         }
       }),
     );

@@ -215,6 +215,159 @@ describe('OutageGuard', () => {
     expect(await series(metrics, 'firelimit_backend_call_duration_seconds_count{backend="rtdb"}')).toBe(2);
   });
 
+  it.each([
+    { name: 'a probe interval of 0', timeoutMs: 1_000, probeIntervalMs: 0, message: 'OutageGuard: probeIntervalMs must be a positive number, got 0' },
+    { name: 'a negative probe interval', timeoutMs: 1_000, probeIntervalMs: -5_000, message: 'OutageGuard: probeIntervalMs must be a positive number, got -5000' },
+    { name: 'an infinite probe interval (never probe again)', timeoutMs: 1_000, probeIntervalMs: Number.POSITIVE_INFINITY, message: 'OutageGuard: probeIntervalMs must be a positive number, got Infinity' },
+    { name: 'a deadline of 0', timeoutMs: 0, probeIntervalMs: 5_000, message: 'OutageGuard: timeoutMs must be a positive number, got 0' },
+    { name: 'a negative deadline', timeoutMs: -1, probeIntervalMs: 5_000, message: 'OutageGuard: timeoutMs must be a positive number, got -1' },
+    { name: 'a NaN deadline', timeoutMs: Number.NaN, probeIntervalMs: 5_000, message: 'OutageGuard: timeoutMs must be a positive number, got NaN' },
+    { name: 'an infinite deadline', timeoutMs: Number.POSITIVE_INFINITY, probeIntervalMs: 5_000, message: 'OutageGuard: timeoutMs must be a positive number, got Infinity' },
+  ])('refuses $name with a RangeError naming the option', ({ timeoutMs, probeIntervalMs, message }) => {
+    const logger = createCapturingLogger();
+    expect(() => new OutageGuard({ backend: 'rtdb', timeoutMs, probeIntervalMs, logger })).toThrow(new RangeError(message));
+  });
+
+  it.each([
+    { timeoutMs: 1, probeIntervalMs: 1 },
+    { timeoutMs: 0.5, probeIntervalMs: 0.5 },
+  ])('accepts the smallest positive deadline $timeoutMs and probe interval $probeIntervalMs', ({ timeoutMs, probeIntervalMs }) => {
+    const logger = createCapturingLogger();
+    expect(() => new OutageGuard({ backend: 'rtdb', timeoutMs, probeIntervalMs, logger })).not.toThrow();
+  });
+
+  it('reports no outage for its backend in the metrics from the moment it is made', async () => {
+    const { metrics } = setup();
+    expect(await series(metrics, 'firelimit_backend_outage_active{backend="rtdb"}')).toBe(0);
+  });
+
+  it('the recovery line counts the probes that failed before it', async () => {
+    const { guard, backend, logger, clock } = setup();
+    const openedAt = clock.nowMs;
+    backend.healthy = false;
+    await guard.run(backend.call);
+    for (let i = 1; i <= 3; i++) {
+      clock.nowMs = openedAt + i * PROBE_MS;
+      await expect(guard.run(backend.call)).resolves.toMatchObject({ ok: false, cause: 'error', retryAfterMs: PROBE_MS });
+    }
+    backend.healthy = true;
+    clock.nowMs = openedAt + 4 * PROBE_MS + 250;
+    await guard.run(backend.call);
+    expect(events(logger.entries, 'ratelimit.outage_ended')[0]?.fields).toMatchObject({ failedProbes: 3, durationMs: 4 * PROBE_MS + 250 });
+  });
+
+  it('the next outage starts its failed-probe count again from 0', async () => {
+    const { guard, backend, logger, clock } = setup();
+    backend.healthy = false;
+    await guard.run(backend.call);
+    clock.nowMs += PROBE_MS;
+    await guard.run(backend.call); // a failed probe
+    backend.healthy = true;
+    clock.nowMs += PROBE_MS;
+    await guard.run(backend.call); // recovers
+    backend.healthy = false;
+    await guard.run(backend.call); // second outage
+    backend.healthy = true;
+    clock.nowMs += PROBE_MS;
+    await guard.run(backend.call);
+    expect(events(logger.entries, 'ratelimit.outage_ended').map((e) => e.fields.failedProbes)).toEqual([1, 0]);
+  });
+
+  it('names the limiter, deadline and probe interval in the outage line', async () => {
+    const logger = createCapturingLogger();
+    const guard = new OutageGuard({ backend: 'redis', limiter: 'signin', timeoutMs: 250, probeIntervalMs: 2_000, logger, clock: () => 0 });
+    await guard.run(() => Promise.reject(new Error('down')));
+    expect(logger.entries[0]?.fields).toEqual({
+      event: 'ratelimit.outage_started',
+      backend: 'redis',
+      limiter: 'signin',
+      cause: 'error',
+      error: 'Error',
+      timeoutMs: 250,
+      probeIntervalMs: 2_000,
+    });
+  });
+
+  it('a probe that fails reports the time to the next probe, counted from when it started', async () => {
+    const { guard, clock } = setup();
+    const openedAt = clock.nowMs;
+    await guard.run(() => Promise.reject(new Error('down')));
+    clock.nowMs = openedAt + PROBE_MS;
+    const probe = guard.run(() => {
+      clock.nowMs += 1_500; // the probe took 1.5 s to fail
+      return Promise.reject(new Error('still down'));
+    });
+    await expect(probe).resolves.toMatchObject({ ok: false, cause: 'error', retryAfterMs: PROBE_MS - 1_500 });
+    clock.nowMs = openedAt + 2 * PROBE_MS - 1;
+    await expect(guard.run(() => Promise.resolve('x'))).resolves.toMatchObject({ ok: false, cause: 'outage' });
+    clock.nowMs = openedAt + 2 * PROBE_MS;
+    await expect(guard.run(() => Promise.resolve('x'))).resolves.toEqual({ ok: true, value: 'x' });
+  });
+
+  it('rounds a fractional time to the next probe up to whole milliseconds', async () => {
+    const clock = { nowMs: 100 };
+    const guard = new OutageGuard({ backend: 'rtdb', timeoutMs: 1_000, probeIntervalMs: 5_000, logger: createCapturingLogger(), clock: () => clock.nowMs });
+    await guard.run(() => Promise.reject(new Error('down')));
+    clock.nowMs = 100 + 2_999.5;
+    await expect(guard.run(() => Promise.resolve('x'))).resolves.toMatchObject({ retryAfterMs: 2_001 });
+  });
+
+  it.each([
+    { name: 'at once', afterMs: 0 },
+    { name: 'a second later', afterMs: 1_000 },
+    { name: 'a minute later', afterMs: 60_000 },
+  ])('a stale failure that arrives $name after the recovery reports the floor, not the time to a probe no longer scheduled', async ({ afterMs }) => {
+    const { guard, backend, clock } = setup();
+    let rejectOld: (e: Error) => void = () => undefined;
+    const old = guard.run(() => new Promise<string>((_, reject) => (rejectOld = reject)));
+    backend.healthy = false;
+    await guard.run(backend.call);
+    backend.healthy = true;
+    clock.nowMs += PROBE_MS;
+    await guard.run(backend.call);
+    clock.nowMs += afterMs;
+    rejectOld(new Error('stale'));
+    await expect(old).resolves.toMatchObject({ ok: false, cause: 'error', retryAfterMs: MIN_OUTAGE_RETRY_AFTER_MS });
+  });
+
+  it('says in words what an outage means and when it ends', async () => {
+    const { guard, backend, logger, clock } = setup();
+    backend.healthy = false;
+    await guard.run(backend.call);
+    backend.healthy = true;
+    clock.nowMs += PROBE_MS;
+    await guard.run(backend.call);
+    expect(logger.entries.map((e) => [e.severity, e.message])).toEqual([
+      ['WARNING', 'rate limit backend outage started; answering by the failure policy and probing the backend'],
+      ['INFO', 'rate limit backend outage ended; shared decisions resumed'],
+    ]);
+  });
+
+  it('works through an outage and a recovery without metrics or an injected clock (monotonic whole milliseconds)', async () => {
+    const logger = createCapturingLogger();
+    const guard = new OutageGuard({ backend: 'memory', timeoutMs: 1_000, probeIntervalMs: 60_000, logger });
+    await expect(guard.run(() => Promise.reject(new Error('down')))).resolves.toMatchObject({ ok: false, cause: 'error' });
+    const refused = await guard.run(() => Promise.resolve('x'));
+    expect(refused).toMatchObject({ ok: false, cause: 'outage' });
+    const retryAfterMs = refused.ok ? Number.NaN : refused.retryAfterMs;
+    expect(Number.isInteger(retryAfterMs)).toBe(true);
+    // Well inside the 60 s interval whatever the machine's load, and never below the floor.
+    expect(retryAfterMs).toBeGreaterThan(30_000);
+    expect(retryAfterMs).toBeLessThanOrEqual(60_000);
+    expect(guard.state.open).toBe(true);
+    expect(Number.isInteger(guard.state.sinceMs)).toBe(true);
+  });
+
+  it('closes an outage without metrics', async () => {
+    const logger = createCapturingLogger();
+    const clock = { nowMs: 0 };
+    const guard = new OutageGuard({ backend: 'rtdb', timeoutMs: 1_000, probeIntervalMs: 5_000, logger, clock: () => clock.nowMs });
+    await guard.run(() => Promise.reject(new Error('down')));
+    clock.nowMs = 5_000;
+    await expect(guard.run(() => Promise.resolve('back'))).resolves.toEqual({ ok: true, value: 'back' });
+    expect(guard.state).toEqual({ open: false, sinceMs: undefined });
+  });
+
   it('refuses a non-positive deadline or probe interval instead of fixing it up', () => {
     const logger = createCapturingLogger();
     expect(() => new OutageGuard({ backend: 'rtdb', timeoutMs: 0, probeIntervalMs: 1, logger })).toThrow(/timeoutMs/);
