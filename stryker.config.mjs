@@ -24,6 +24,7 @@ export default {
   mutate: [
     'src/limiter/algorithms/**/*.ts',
     'src/limiter/outage-guard.ts',
+    'src/limiter/outage-ledger.ts',
     'src/limiter/rate-limiter.ts',
     'src/limiter/key.ts',
     'src/limiter/policy.ts',
@@ -33,6 +34,8 @@ export default {
     'src/http/client-address.ts',
     'src/http/host-validation.ts',
     'src/http/json-rpc-error.ts',
+    'src/http/json-structure-scan.ts',
+    'src/http/refusal-body.ts',
     'src/config/knobs.ts',
   ],
   // The machine is shared; raise with `--concurrency 2` when it is not.

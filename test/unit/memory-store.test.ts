@@ -329,3 +329,16 @@ describe('MemoryWindowStore.adjust', () => {
     );
   });
 });
+
+describe('MemoryWindowStore adjust input', () => {
+  test.each([
+    ['a NaN delta', { windowNumber: 1, atLeastCount: 0, deltaUnits: Number.NaN }],
+    ['a fractional floor', { windowNumber: 1, atLeastCount: 0.5, deltaUnits: 1 }],
+    ['a negative window', { windowNumber: -1, atLeastCount: 0, deltaUnits: 1 }],
+  ])('refuses %s instead of writing it into the window', async (_name, adjustment) => {
+    const store = new MemoryWindowStore();
+    const policy = { name: 'p', limit: 5, windowMs: 60_000 };
+    await expect(store.adjust('k', 60_000, policy, adjustment)).rejects.toThrow(RangeError);
+    expect((await store.consume('k', 60_000, policy, 1)).remaining).toBe(4);
+  });
+});

@@ -3,14 +3,9 @@ import request from 'supertest';
 import type { Decision } from '../../src/limiter/decision';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import type { ConsumeOptions, RateLimiter } from '../../src/limiter/rate-limiter';
-import {
-  createRateLimitMiddleware,
-  decisionOf,
-  refusalBody,
-  refusalStatus,
-  writeJsonRefusal,
-  type RateLimitMiddlewareOptions,
-} from '../../src/http/rate-limit-middleware';
+import { createRateLimitMiddleware, type RateLimitMiddlewareOptions } from '../../src/http/rate-limit-middleware';
+import { decisionOf } from '../../src/http/request-locals';
+import { refusalBody, refusalStatus, writeJsonRefusal } from '../../src/http/refusal-body';
 
 const W = 60_000;
 const END = 1_700_000_040_000;
@@ -36,6 +31,7 @@ function scriptedLimiter(answer: (key: string, options: ConsumeOptions | undefin
       calls.push({ key, options });
       return answer(key, options);
     },
+    refund: async () => undefined,
     whenReady: () => Promise.resolve(true),
     close: () => Promise.resolve(),
   };

@@ -1,4 +1,4 @@
-import { adjustFixedWindow, decideFixedWindow, type WindowAdjustment } from '../algorithms/fixed-window';
+import { adjustFixedWindow, assertValidAdjustment, decideFixedWindow, type WindowAdjustment } from '../algorithms/fixed-window';
 import type { WindowDecision } from '../decision';
 import type { RateLimitPolicy } from '../policy';
 import type { WindowStore } from '../window-store';
@@ -45,6 +45,7 @@ export class MemoryWindowStore implements WindowStore {
   }
 
   adjustSync(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): void {
+    assertValidAdjustment(adjustment);
     const state = this.stateOf(key, nowMs, policy.windowMs);
     const next = adjustFixedWindow(state ?? null, nowMs, policy, adjustment);
     if (next === null) return;
