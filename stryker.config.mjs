@@ -13,6 +13,10 @@ export default {
     enableFindRelatedTests: true,
   },
   coverageAnalysis: 'perTest',
+  // A static mutant (module-level code, e.g. knobs.ts's schemas) re-runs every unit test; here they were 7 %
+  // of the mutants and 63 % of the time. This run skips them; stryker.knobs.config.mjs measures knobs.ts with
+  // its static mutants, running only its own tests: `npm run mutate:knobs`.
+  ignoreStatic: true,
   // The typescript checker is off by default: it type-checks the whole program
   // (src, test and bench) and took a 34-mutant file from ~15 s to 6 min on our
   // two shared cores. Without it a mutant that would not compile still runs
@@ -22,7 +26,9 @@ export default {
   tsconfigFile: 'tsconfig.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   mutate: [
-    'src/limiter/algorithms/**/*.ts',
+    // The other algorithms (sliding window/log, buckets) join when the stores run them (issue 8): their
+    // property tests make each mutant slow, and the list would take hours on two cores.
+    'src/limiter/algorithms/fixed-window.ts',
     'src/limiter/outage-guard.ts',
     'src/limiter/outage-ledger.ts',
     'src/limiter/rate-limiter.ts',
@@ -36,7 +42,6 @@ export default {
     'src/http/json-rpc-error.ts',
     'src/http/json-structure-scan.ts',
     'src/http/refusal-body.ts',
-    'src/config/knobs.ts',
   ],
   // The machine is shared; raise with `--concurrency 2` when it is not.
   concurrency: 1,

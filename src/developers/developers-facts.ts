@@ -23,6 +23,10 @@ export interface DevelopersFacts {
   readonly tiers: readonly TierFact[];
   readonly defaultTier: TierFact;
   readonly authFailures: { readonly limit: number; readonly windowSeconds: number };
+  /** Requests without a known-valid token, per address and instance. */
+  readonly unauthenticated: { readonly limit: number; readonly windowSeconds: number };
+  /** Requests refused before the limiter (malformed, oversized, unsupported), per token and instance. */
+  readonly refusedRequests: { readonly limit: number; readonly windowSeconds: number };
   readonly backend: Config['rateLimit']['backend'];
   readonly backendLabel: string;
   /** True when every instance counts against one store. */
@@ -83,6 +87,8 @@ export function developersFacts(config: Config, baseUrl: string, nowMs: number =
     tiers: rateLimit.tiers.map((tier) => tierFact(tier, rateLimit.defaultTier.name)),
     defaultTier,
     authFailures: { limit: rateLimit.authFailures.limit, windowSeconds: windowSeconds(rateLimit.authFailures) },
+    unauthenticated: { limit: rateLimit.unauthenticated.limit, windowSeconds: windowSeconds(rateLimit.unauthenticated) },
+    refusedRequests: { limit: rateLimit.refusedRequests.limit, windowSeconds: windowSeconds(rateLimit.refusedRequests) },
     backend: rateLimit.backend,
     backendLabel: BACKEND_LABELS[rateLimit.backend],
     shared,

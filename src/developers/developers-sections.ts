@@ -52,9 +52,11 @@ become unavailable. The <code>rate_limit_status</code> tool reports <code>"share
   const outage =
     f.failurePolicy === 'fail-open'
       ? html`<p>The failure policy is ${figure('failure-policy', f.failurePolicy)}: <strong>requests keep being
-answered</strong>, and each instance enforces the limit from its own local window until the store is back. In the
-worst case, with N instances, a token can make N × ${d.limit} requests in a ${d.windowSeconds}-second window while
-the store is down. During that time <code>rate_limit_status</code> reports <code>"shared": false</code>.</p>`
+answered</strong>, and each instance enforces the limit from its own local window until the store is back. That
+window starts from what the instance last saw the shared count at, and what it grants is added to the shared count
+when the store returns, so the rest of the window is not handed out again. In the worst case, with N instances, a
+token can make N × ${d.limit} requests in a ${d.windowSeconds}-second window with the store down in it. During that
+time <code>rate_limit_status</code> reports <code>"shared": false</code>.</p>`
       : html`<p>The failure policy is ${figure('failure-policy', f.failurePolicy)}: requests that cannot be counted
 are <strong>refused with HTTP 503</strong> and a <code>Retry-After</code> header. This is not your quota running out;
 wait the given seconds and retry.</p>`;
@@ -124,7 +126,17 @@ watching <code>x-ratelimit-remaining</code>.</li>
 <p>Requests with a missing, unknown or revoked token get <strong>401</strong>, and they never count against a
 token. They are limited per client address instead: ${figure('limit-auth-failures', a.limit)} failed
 ${plural(a.limit, 'attempt', 'attempts')} per ${figure('window-auth-failures', a.windowSeconds)} seconds, after
-which that address gets 429 until the window ends. A valid token with the wrong scope gets 403.</p>
+which that address gets 429 until the window ends. Sending the same wrong token again counts once, so a client
+reconnecting with a revoked token does not lock its address out. A valid token with the wrong scope gets 403.</p>
+<p>Requests without a valid token are also limited to ${figure('limit-unauthenticated', f.unauthenticated.limit)}
+per ${figure('window-unauthenticated', f.unauthenticated.windowSeconds)} seconds per address on each instance.</p>
+<h3>Requests that are refused before they are counted</h3>
+<p>A request whose body is not valid JSON-RPC, is too large, nests too deeply, holds more messages than allowed in
+one batch, or asks for a protocol version this server does not speak gets a 4xx explaining why, and it is
+<strong>not counted</strong> against your limit. A batch that costs more than your limit could ever allow gets 413:
+split it. A token that sends more than ${figure('limit-refused-requests', f.refusedRequests.limit)} such requests per
+${figure('window-refused-requests', f.refusedRequests.windowSeconds)} seconds to one instance gets 429
+(<code>reason: "refused_requests"</code>) until the window ends.</p>
 </section>`;
 }
 

@@ -76,6 +76,10 @@ function expectedFigures(config: Config): Record<string, string> {
     'window-default': seconds(rl.defaultTier.windowMs),
     'limit-auth-failures': String(rl.authFailures.limit),
     'window-auth-failures': seconds(rl.authFailures.windowMs),
+    'limit-unauthenticated': String(rl.unauthenticated.limit),
+    'window-unauthenticated': seconds(rl.unauthenticated.windowMs),
+    'limit-refused-requests': String(rl.refusedRequests.limit),
+    'window-refused-requests': seconds(rl.refusedRequests.windowMs),
     'token-cache-seconds': seconds(config.tokens.cacheTtlMs),
     sharing: rl.backend === 'memory' ? 'Per instance' : 'Shared',
   };

@@ -18,7 +18,13 @@ function appFor(config: Config): express.Express {
 }
 
 describe('renderDevelopersPage', () => {
-  const memory77 = loadConfig({ RATE_LIMIT_PER_MINUTE: '77', RATE_LIMIT_TIERS: 'pro=600', AUTH_FAILURES_PER_MINUTE: '7' });
+  const memory77 = loadConfig({
+    RATE_LIMIT_PER_MINUTE: '77',
+    RATE_LIMIT_TIERS: 'pro=600',
+    AUTH_FAILURES_PER_MINUTE: '7',
+    UNAUTHENTICATED_PER_MINUTE: '33',
+    REFUSED_REQUESTS_PER_MINUTE: '44',
+  });
   const rtdb250 = loadConfig({
     RATE_LIMIT_PER_MINUTE: '250',
     RATE_LIMIT_TIERS: 'partner=1200,free=5',
@@ -36,6 +42,10 @@ describe('renderDevelopersPage', () => {
     expect(figure(page, 'limit-tier-pro')).toBe('600');
     expect(figure(page, 'window-tier-pro')).toBe('60');
     expect(figure(page, 'limit-auth-failures')).toBe('7');
+    expect(figure(page, 'limit-unauthenticated')).toBe('33');
+    expect(figure(page, 'window-unauthenticated')).toBe('60');
+    expect(figure(page, 'limit-refused-requests')).toBe('44');
+    expect(figure(page, 'window-refused-requests')).toBe('60');
 
     const other = renderDevelopersPage(rtdb250, { baseUrl: BASE_URL });
     expect(figure(other, 'limit-default')).toBe('250');
