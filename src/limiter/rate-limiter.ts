@@ -50,6 +50,8 @@ export interface LimiterParts {
   readonly logger: Logger;
   /** Retry-After for a fail-closed refusal when the guard gives none. Default 1000. */
   readonly unavailableRetryAfterMs?: number;
+  /** Keys the over-limit cache holds at most. Default 100000. */
+  readonly maxBlockedKeys?: number;
   /** Told once per decision returned; default none. */
   readonly metrics?: Pick<LimiterEvents, 'recordDecision'>;
 }
@@ -161,6 +163,11 @@ export class WindowRateLimiter implements RateLimiter {
     return guard.run(() => store.consume(key, nowMs, policy, cost));
   }
 
+  /** Keys the over-limit cache holds now; for tests and metrics. */
+  get blockedKeys(): number {
+    return this.blockedUntilMs.size;
+  }
+
   /** Units granted from local windows that the shared store has not been told of yet. */
   get unreconciledUnits(): number {
     return this.ledger.pendingUnits;
@@ -251,10 +258,11 @@ export class WindowRateLimiter implements RateLimiter {
   }
 
   private block(blockKey: string, untilMs: number, nowMs: number): void {
-    if (this.blockedUntilMs.size >= MAX_BLOCKED_KEYS) {
+    const max = this.parts.maxBlockedKeys ?? MAX_BLOCKED_KEYS;
+    if (this.blockedUntilMs.size >= max) {
       for (const [k, until] of this.blockedUntilMs) if (until <= nowMs) this.blockedUntilMs.delete(k);
       // Still full of live blocks: forget the oldest; the store will refuse it again anyway.
-      if (this.blockedUntilMs.size >= MAX_BLOCKED_KEYS) {
+      if (this.blockedUntilMs.size >= max) {
         const oldest = this.blockedUntilMs.keys().next();
         if (!oldest.done) this.blockedUntilMs.delete(oldest.value);
       }

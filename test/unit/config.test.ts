@@ -174,3 +174,17 @@ describe('loadConfig loads every valid explicit value', () => {
     expect(read(loadConfig({ [knob]: value }))).toBe(want);
   });
 });
+
+describe('loadConfig: tiers', () => {
+  it('has only the default tier when RATE_LIMIT_TIERS is unset', () => {
+    expect(loadConfig({}).rateLimit.tiers).toEqual([{ name: 'default', limit: 120, windowMs: 60_000 }]);
+  });
+
+  it('accepts a limit of 1, spaces and an empty entry from a trailing comma', () => {
+    expect(loadConfig({ RATE_LIMIT_TIERS: ' trial=1 , pro=600,' }).rateLimit.tiers.map((t) => [t.name, t.limit])).toEqual([
+      ['default', 120],
+      ['trial', 1],
+      ['pro', 600],
+    ]);
+  });
+});

@@ -105,9 +105,31 @@ describe('fail-open outage accounting', () => {
     await admitted(a!.limiter, 3, 'tok_idle');
     db.down = false;
     await a!.limiter.consume('tok_other');
+    // Started by that success, not by anyone calling reconcile(): the ledger was drained already.
+    expect(a!.limiter.unreconciledUnits).toBe(0);
     await a!.limiter.reconcile();
     expect(await db.spent('tok_idle', clock.nowMs)).toBe(3);
-    expect(logger.entries.filter((e) => e.fields.event === 'ratelimit.reconciled')).toHaveLength(1);
+    const lines = logger.entries.filter((e) => e.fields.event === 'ratelimit.reconciled');
+    expect(lines.map((e) => [e.message, e.fields])).toEqual([
+      [
+        'calls granted from the local window during an outage were written back to the shared store',
+        { event: 'ratelimit.reconciled', backend: 'redis', keys: 1, units: 3, keysLeft: 0 },
+      ],
+    ]);
+  });
+
+  test('many keys are written back in batches, each exactly once', async () => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const logger = createCapturingLogger();
+    const [a] = instances(1, db, clock, logger);
+    db.down = true;
+    const keys = Array.from({ length: 75 }, (_, i) => `tok_${i}`);
+    for (const [i, key] of keys.entries()) await admitted(a!.limiter, 1 + (i % 3), key);
+    db.down = false;
+    await a!.limiter.reconcile();
+    for (const [i, key] of keys.entries()) expect(await db.spent(key, clock.nowMs)).toBe(1 + (i % 3));
+    expect(logger.entries.find((e) => e.fields.event === 'ratelimit.reconciled')?.fields).toMatchObject({ keys: 75, units: 150, keysLeft: 0 });
   });
 
   test('a failed write-back is kept and retried, merged with what was granted since', async () => {

@@ -53,7 +53,7 @@ class ProgrammableStore implements WindowStore {
   }
 }
 
-function setup(options: { failurePolicy?: FailurePolicy; mode?: Mode; unavailableRetryAfterMs?: number } = {}) {
+function setup(options: { failurePolicy?: FailurePolicy; mode?: Mode; unavailableRetryAfterMs?: number; maxBlockedKeys?: number } = {}) {
   const store = new ProgrammableStore();
   store.mode = options.mode ?? 'ok';
   const clock = { nowMs: 100 * W + 10_000 };
@@ -65,6 +65,7 @@ function setup(options: { failurePolicy?: FailurePolicy; mode?: Mode; unavailabl
     clock: () => clock.nowMs,
     logger: silentLogger,
     ...(options.unavailableRetryAfterMs === undefined ? {} : { unavailableRetryAfterMs: options.unavailableRetryAfterMs }),
+    ...(options.maxBlockedKeys === undefined ? {} : { maxBlockedKeys: options.maxBlockedKeys }),
   });
   return { store, clock, limiter };
 }
@@ -304,5 +305,43 @@ describe('WindowRateLimiter refunds and closing', () => {
     const close = jest.spyOn(store, 'close');
     await limiter.close();
     expect(close).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('WindowRateLimiter readiness, overrides and the bound on its over-limit cache', () => {
+  it('is ready at once on a store without whenReady, and asks a store that has one', async () => {
+    const { limiter, store } = setup();
+    expect(await limiter.whenReady(10)).toBe(true);
+    (store as ProgrammableStore & { whenReady?: (ms: number) => Promise<boolean> }).whenReady = async (ms) => ms > 100;
+    expect(await limiter.whenReady(10)).toBe(false);
+    expect(await limiter.whenReady(500)).toBe(true);
+  });
+
+  it('refuses an invalid policy given per call, before asking the store', async () => {
+    const { limiter, store } = setup();
+    await expect(limiter.consume('tok_a', { policy: { name: 'bad name', limit: 1, windowMs: W } })).rejects.toThrow(RangeError);
+    expect(store.calls).toBe(0);
+  });
+
+  it('keeps at most maxBlockedKeys blocked keys: expired blocks go first, then the oldest live one', async () => {
+    const { limiter, clock, store } = setup({ maxBlockedKeys: 2 });
+    const block = async (key: string) => {
+      await limiter.consume(key, { cost: 3 });
+      await limiter.consume(key);
+    };
+    await block('tok_a');
+    await block('tok_b');
+    expect(limiter.blockedKeys).toBe(2);
+    await block('tok_c'); // full of live blocks: tok_a, the oldest, is forgotten
+    expect(limiter.blockedKeys).toBe(2);
+    const before = store.calls;
+    await limiter.consume('tok_b');
+    await limiter.consume('tok_c');
+    expect(store.calls).toBe(before); // still answered from the cache
+    await limiter.consume('tok_a');
+    expect(store.calls).toBe(before + 1); // forgotten: asked the store, which refuses it again
+    clock.nowMs += W; // every block has expired: adding one sweeps them all out
+    await block('tok_d');
+    expect(limiter.blockedKeys).toBe(1);
   });
 });
