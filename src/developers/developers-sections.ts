@@ -128,8 +128,10 @@ token. They are limited per client address instead: ${figure('limit-auth-failure
 ${plural(a.limit, 'attempt', 'attempts')} per ${figure('window-auth-failures', a.windowSeconds)} seconds, after
 which that address gets 429 until the window ends. Sending the same wrong token again counts once, so a client
 reconnecting with a revoked token does not lock its address out. A valid token with the wrong scope gets 403.</p>
-<p>Requests without a valid token are also limited to ${figure('limit-unauthenticated', f.unauthenticated.limit)}
-per ${figure('window-unauthenticated', f.unauthenticated.windowSeconds)} seconds per address on each instance.</p>
+<p>Requests that cannot sign in at all (no token, a malformed one, or one already refused) are also limited to
+${figure('limit-unauthenticated', f.unauthenticated.limit)} per
+${figure('window-unauthenticated', f.unauthenticated.windowSeconds)} seconds per address on each instance. A valid
+token never spends this budget.</p>
 <h3>Requests that are refused before they are counted</h3>
 <p>A request whose body is not valid JSON-RPC, is too large, nests too deeply, holds more messages than allowed in
 one batch, or asks for a protocol version this server does not speak gets a 4xx explaining why, and it is

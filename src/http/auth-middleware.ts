@@ -53,9 +53,12 @@ export function authFailureKey(address: string): string {
  *    failure budget is read (cost 0); spent → 429, else on to the scope check.
  *    A blocked address is refused even a valid token, so a guesser learns
  *    nothing from its next guesses (a shared NAT waits out the window with it).
- * 2. Anything else first spends one unit of the address's unauthenticated
- *    budget, a local limiter (429 `unauthenticated_limit` when spent); a
- *    request that then authenticates gets it back.
+ * 2. A request that cannot authenticate (no token, a malformed one, one
+ *    already found invalid) first spends one unit of the address's
+ *    unauthenticated budget, a local limiter (429 `unauthenticated_limit`
+ *    when spent). A secret not seen yet does not: the reservation in 5
+ *    bounds it, and a flood without tokens from a shared address must not
+ *    block a valid token's sign-in.
  * 3. No Authorization header → 401 `WWW-Authenticate: Bearer realm="firelimit"`.
  *    Not a failed sign-in: MCP clients ask without credentials first.
  * 4. A secret this instance already found unknown or revoked within the TTL →
@@ -108,11 +111,15 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
         return;
       }
 
-      const anonymous = await unauthenticated.consume(key);
-      if (!anonymous.allowed) {
-        count('unauthenticated_limit');
-        refuseUnauthenticated(res, id, anonymous, clock());
-        return;
+      // Only what cannot authenticate spends it: a secret not yet seen is bounded by the reservation below,
+      // so a flood without tokens from a shared address (a NAT) never blocks a valid token's sign-in.
+      if (cached?.kind !== 'unknown') {
+        const anonymous = await unauthenticated.consume(key);
+        if (!anonymous.allowed) {
+          count('unauthenticated_limit');
+          refuseUnauthenticated(res, id, anonymous, clock());
+          return;
+        }
       }
 
       if (credential === undefined) {
@@ -180,7 +187,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
         return;
       }
 
-      await Promise.all([failures.refund(key, reservation, { cost: 1, policy }), unauthenticated.refund(key, anonymous)]);
+      await failures.refund(key, reservation, { cost: 1, policy });
       admit(res, next, token, address);
     } catch (error) {
       next(error);

@@ -311,8 +311,20 @@ describe('auth middleware: requests without a known-valid token are limited per 
     expect((await call(harness.good)).status).toBe(200);
   });
 
+  it('never blocks the first sign-in of a valid token: a flood without tokens from a shared address (a NAT) spends only its own budget', async () => {
+    for (let i = 0; i < UNAUTHENTICATED_PER_MINUTE + 5; i++) await call(undefined);
+    expect((await call(undefined)).status).toBe(429);
+    expect((await call(harness.good)).status).toBe(200);
+  });
+
+  it('does not spend it on a secret not seen yet: the failed sign-in reservation bounds those', async () => {
+    for (let i = 0; i < FAILURES_PER_MINUTE; i++) await call(generateToken().secret);
+    expect((await harness.unauthenticated.consume(authFailureKey('203.0.113.7'), { cost: 0 })).remaining).toBe(UNAUTHENTICATED_PER_MINUTE);
+  });
+
   it('counts repeated wrong secrets against it, so replaying one bad secret is bounded too', async () => {
-    for (let i = 0; i < UNAUTHENTICATED_PER_MINUTE; i++) await call(harness.revoked);
+    // The first is a secret not seen yet (a failed sign-in); the repeats spend the unauthenticated budget.
+    for (let i = 0; i <= UNAUTHENTICATED_PER_MINUTE; i++) await call(harness.revoked);
     expect((await call(harness.revoked)).body.error.data.reason).toBe('unauthenticated_limit');
   });
 });
