@@ -1,6 +1,6 @@
 import { createTokenStore } from '../../src/tokens/create-token-store';
 import { FirestoreTokenStore } from '../../src/tokens/firestore-token-store';
-import { CachedTokenVerifier } from '../../src/tokens/cached-token-verifier';
+import { CachedTokenVerifier, TokenStoreUnavailableError } from '../../src/tokens/cached-token-verifier';
 import { CorruptTokenRecordError } from '../../src/tokens/token-record-schema';
 import { TokenService } from '../../src/tokens/token-service';
 import {
@@ -67,4 +67,22 @@ describe('FirestoreTokenStore documents', () => {
   it('refuses to build a firestore store without an App', async () => {
     await expect(createTokenStore({ tokens: { store: 'firestore', file: '/unused', cacheTtlMs: 1 } })).rejects.toThrow(/firebase-admin App/);
   });
+});
+
+test('two documents sharing a secretHash are refused as corrupt: neither authenticates', async () => {
+  const collection = uniqueCollection();
+  const { secret, ...first } = makeRecord();
+  const { secret: _unused, ...second } = makeRecord({ secretHash: first.secretHash, tier: 'pro' });
+  for (const record of [first, second]) {
+    await client.firestore.collection(collection).doc(record.id).create({ ...record, scopes: [...record.scopes] });
+  }
+  const store = new FirestoreTokenStore({ firestore: client.firestore, collection });
+  const error = await store.findByHash(first.secretHash).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(CorruptTokenRecordError);
+  expect((error as Error).message).toMatch(new RegExp(`^${collection}: documents (${first.id}|${second.id}) and (${first.id}|${second.id}) share a secretHash`));
+  expect((error as Error).message).not.toContain(first.secretHash);
+  await expect(new CachedTokenVerifier({ store }).verify(secret)).rejects.toBeInstanceOf(TokenStoreUnavailableError);
 });
