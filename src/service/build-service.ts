@@ -32,7 +32,7 @@ export interface Service {
 
 export interface BuildServiceOptions {
   readonly logger: Logger;
-  /** Injected time for the limiters; default Date.now. */
+  /** Injected time for everything that reads it: limiters, token cache, headers, tools; default Date.now. */
   readonly clock?: () => number;
 }
 
@@ -85,12 +85,13 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     const tokenStore = await createTokenStore(config, { app: firebaseApp, logger });
     opened.push(tokenStore);
 
-    const verifier = new CachedTokenVerifier({ store: tokenStore, ttlMs: config.tokens.cacheTtlMs });
+    const verifier = new CachedTokenVerifier({ store: tokenStore, ttlMs: config.tokens.cacheTtlMs, clock: options.clock });
     const app = createApp({
       config,
       limiter,
       refusedRequestLimiter,
       logger,
+      clock: options.clock,
       authMiddleware: createAuthMiddleware({
         verifier,
         authFailureLimiter,
@@ -100,6 +101,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
         trustProxyHops: config.http.trustProxyHops,
         requiredScope: MCP_SCOPE,
         logger,
+        clock: options.clock,
       }),
       developersPage: createDevelopersHandler(config),
       requestLogger: createRequestLogMiddleware(logger, { projectId: config.firebase.projectId }),
