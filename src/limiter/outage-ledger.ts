@@ -1,4 +1,4 @@
-import { windowNumberAt, type WindowAdjustment } from './algorithms/fixed-window';
+import { windowNumberAt, windowNumberEndingAt, type WindowAdjustment } from './algorithms/fixed-window';
 import type { WindowDecision } from './decision';
 import type { RateLimitPolicy } from './policy';
 
@@ -54,7 +54,7 @@ export class OutageLedger {
   /** Remembers the spent count a shared decision implies. */
   observeShared(ledgerKey: string, decision: WindowDecision, policy: RateLimitPolicy): void {
     // remaining is clamped at 0, so a window spent past its limit reads as exactly the limit: enough to refuse.
-    this.observeCount(ledgerKey, Math.floor((decision.resetAtMs - 1) / policy.windowMs), decision.limit - decision.remaining);
+    this.observeCount(ledgerKey, windowNumberEndingAt(decision.resetAtMs, policy.windowMs), decision.limit - decision.remaining);
   }
 
   /** Remembers a window's spent count seen some other way (a store's listener). */

@@ -1,6 +1,6 @@
 import type { Logger } from '../shared/logger';
 import type { LimiterEvents } from './limiter-events';
-import { decideFixedWindow } from './algorithms/fixed-window';
+import { decideFixedWindow, windowNumberEndingAt } from './algorithms/fixed-window';
 import type { BackendGuard, GuardedResult } from './backend-guard';
 import type { Decision, WindowDecision } from './decision';
 import { assertValidKey } from './key';
@@ -221,7 +221,7 @@ export class WindowRateLimiter implements RateLimiter {
     assertValidKey(key);
     assertValidCost(cost);
     if (!spent.allowed || cost === 0) return;
-    const adjustment = { windowNumber: Math.floor((spent.resetAtMs - 1) / policy.windowMs), atLeastCount: 0, deltaUnits: -cost };
+    const adjustment = { windowNumber: windowNumberEndingAt(spent.resetAtMs, policy.windowMs), atLeastCount: 0, deltaUnits: -cost };
     const nowMs = this.parts.clock();
     const { store } = this.parts;
     if (!store.shared) {
@@ -299,7 +299,7 @@ function withSource(
 function refusedUntil(resetAtMs: number, nowMs: number, policy: RateLimitPolicy): Decision {
   // Same answer the store gave for this window, without asking it again.
   const { decision } = decideFixedWindow(
-    { windowNumber: Math.floor((resetAtMs - 1) / policy.windowMs), count: policy.limit },
+    { windowNumber: windowNumberEndingAt(resetAtMs, policy.windowMs), count: policy.limit },
     nowMs,
     policy,
     1,
