@@ -8,7 +8,7 @@ import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken, TokenVerifier } from '../tokens/token-record';
 import { isWellFormedSecret } from '../tokens/token-secret';
 import type { AuthFailureReason, AuthRefusalReason } from './auth-refusal';
-import { writeBudgetRefusal } from './budget-refusal';
+import { spentBudgetRefusal, writeBudgetRefusal } from './budget-refusal';
 import { setToken } from './request-locals';
 import { addressLimitKeyPart, clientAddress } from './client-address';
 import { jsonRpcError, JsonRpcCode, requestIdOf, sendJsonRpcError } from './json-rpc-error';
@@ -104,7 +104,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
         const budget = await failures.consume(key, { cost: 0, policy });
         if (isSpent(budget)) {
           count('auth_failures');
-          refuseTooManyFailures(res, id, asRefusal(budget, clock()), clock());
+          refuseTooManyFailures(res, id, spentBudgetRefusal(budget, clock()), clock());
           return;
         }
         admit(res, next, cached.token, address);
@@ -132,7 +132,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
         const budget = await failures.consume(key, { cost: 0, policy });
         count('repeated_invalid_token');
         if (isSpent(budget)) {
-          refuseTooManyFailures(res, id, asRefusal(budget, clock()), clock());
+          refuseTooManyFailures(res, id, spentBudgetRefusal(budget, clock()), clock());
           return;
         }
         unauthorized(res, id, 'invalid_token');
@@ -221,10 +221,6 @@ export function bearerCredential(header: string | undefined): string | null | un
 /** A cost-0 read never refuses, so "spent" is no units left; a fail-closed outage does not lock everyone out. */
 function isSpent(decision: Decision): boolean {
   return decision.remaining === 0 && decision.reason !== 'backend_unavailable';
-}
-
-function asRefusal(decision: Decision, nowMs: number): Decision {
-  return { ...decision, allowed: false, reason: 'limit', retryAfterMs: Math.max(0, decision.resetAtMs - nowMs) };
 }
 
 function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthFailureReason): void {

@@ -4,6 +4,15 @@ import { JsonRpcCode, jsonRpcError, sendJsonRpcError, type JsonRpcId } from './j
 import { secondsUntil, setRateLimitHeaders } from './rate-limit-headers';
 
 /**
+ * A cost-0 read that found a budget spent, as the refusal it means: a read
+ * never refuses by itself, so the caller turns "none left" into "refused
+ * until the window resets".
+ */
+export function spentBudgetRefusal(budget: Decision, nowMs: number): Decision {
+  return { ...budget, allowed: false, reason: 'limit', retryAfterMs: Math.max(0, budget.resetAtMs - nowMs) };
+}
+
+/**
  * A 429 from one of the guard budgets in front of the published limit (failed
  * sign-ins, requests without a token, refused requests): that budget's own
  * rate-limit headers, Retry-After, and a JSON-RPC error whose `data.reason`

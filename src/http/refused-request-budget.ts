@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { RateLimiter } from '../limiter/rate-limiter';
 import { tokenOf } from './request-locals';
-import { writeBudgetRefusal } from './budget-refusal';
+import { spentBudgetRefusal, writeBudgetRefusal } from './budget-refusal';
 import { decisionOf } from './request-locals';
 
 /** What the body and protocol checks answer with when they refuse a request before the limiter. */
@@ -36,8 +36,7 @@ export function createRefusedRequestBudget(options: RefusedRequestBudgetOptions)
       .consume(token.id, { cost: 0 })
       .then((budget) => {
         if (budget.remaining === 0) {
-          const refusal = { ...budget, allowed: false, reason: 'limit' as const, retryAfterMs: Math.max(0, budget.resetAtMs - clock()) };
-          writeBudgetRefusal(res, null, refusal, clock(), { reason: 'refused_requests', tooMany: 'malformed, oversized or unsupported requests with this token' });
+          writeBudgetRefusal(res, null, spentBudgetRefusal(budget, clock()), clock(), { reason: 'refused_requests', tooMany: 'malformed, oversized or unsupported requests with this token' });
           return;
         }
         res.once('finish', () => {
