@@ -79,9 +79,7 @@ export class OutageLedger {
    */
   floorFor(ledgerKey: string, nowMs: number, policy: RateLimitPolicy): WindowAdjustment {
     const windowNumber = windowNumberAt(nowMs, policy.windowMs);
-    const known = this.known.get(ledgerKey);
-    const atLeastCount = known !== undefined && known.windowNumber === windowNumber ? known.count : 0;
-    return { windowNumber, atLeastCount, deltaUnits: 0 };
+    return { windowNumber, atLeastCount: this.knownCount(ledgerKey, windowNumber), deltaUnits: 0 };
   }
 
   /** Records units granted from the local window, to be written back later; negative units give some back. */
@@ -92,11 +90,9 @@ export class OutageLedger {
       return;
     }
     if (units <= 0) return;
-    const known = this.known.get(ledgerKey);
-    const atLeastCount = known !== undefined && known.windowNumber === windowNumber ? known.count : 0;
     this.granted.delete(ledgerKey);
     bounded(this.granted);
-    this.granted.set(ledgerKey, { key, policy, windowNumber, atLeastCount, units });
+    this.granted.set(ledgerKey, { key, policy, windowNumber, atLeastCount: this.knownCount(ledgerKey, windowNumber), units });
   }
 
   /**
@@ -133,6 +129,12 @@ export class OutageLedger {
     }
     bounded(this.granted);
     this.granted.set(ledgerKey, { key: pending.key, policy: pending.policy, windowNumber, atLeastCount, units: deltaUnits });
+  }
+
+  /** The last shared count known for that window of the key; 0 when none is known for it. */
+  private knownCount(ledgerKey: string, windowNumber: number): number {
+    const known = this.known.get(ledgerKey);
+    return known !== undefined && known.windowNumber === windowNumber ? known.count : 0;
   }
 
   clear(): void {
