@@ -6,7 +6,7 @@ import { assertValidCost, assertValidPolicy, type RateLimitPolicy } from '../pol
 import { silentLogger, type Logger } from '../../shared/logger';
 import type { WindowStore } from '../window-store';
 import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
-import { ListenerCache } from './rtdb-listener-cache';
+import { ListenerCache, type ListenedNode } from './rtdb-listener-cache';
 import { newestWindow, windowNode } from './rtdb-node';
 import { RtdbSweeper, type RtdbSweepTuning, type SweepResult } from './rtdb-sweeper';
 
@@ -119,15 +119,8 @@ export class RtdbWindowStore implements WindowStore {
   }
 
   async consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision> {
-    // The limiter validates too, but this store may be used directly: a bad key must never reach a path.
-    assertValidKey(key);
     assertValidCost(cost);
-    assertValidPolicy(policy);
-    if (!Number.isFinite(nowMs)) throw new RangeError(`nowMs must be finite, got ${nowMs}`);
-    if (this.closed) throw new Error('RtdbWindowStore is closed');
-
-    const path = `${this.rootPath}/${key}`;
-    const { ref, tracksServer } = this.listeners.touch(path, () => this.database.ref(path), nowMs, policy.windowMs);
+    const { path, ref, tracksServer } = this.node(key, nowMs, policy);
 
     let last: WindowDecision | undefined;
     let confirmed = false;
@@ -157,18 +150,27 @@ export class RtdbWindowStore implements WindowStore {
    * the window having passed (the clock) or on a delta of 0.
    */
   async adjust(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
-    assertValidKey(key);
-    assertValidPolicy(policy);
     assertValidAdjustment(adjustment);
-    if (!Number.isFinite(nowMs)) throw new RangeError(`nowMs must be finite, got ${nowMs}`);
-    if (this.closed) throw new Error('RtdbWindowStore is closed');
-    const path = `${this.rootPath}/${key}`;
-    const { ref } = this.listeners.touch(path, () => this.database.ref(path), nowMs, policy.windowMs);
+    const { path, ref } = this.node(key, nowMs, policy);
     const update = (current: unknown): unknown => {
       const next = adjustFixedWindow(newestWindow(current), nowMs, policy, adjustment);
       return next === null ? undefined : windowNode(next, policy.windowMs);
     };
     await this.inFlight.around(path, () => ref.transaction(update, undefined, false));
+  }
+
+  /**
+   * The checked path of `key` and its listened Reference. The limiter
+   * validates too, but this store may be used directly: a bad key must never
+   * reach a path.
+   */
+  private node(key: string, nowMs: number, policy: RateLimitPolicy): ListenedNode & { readonly path: string } {
+    assertValidKey(key);
+    assertValidPolicy(policy);
+    if (!Number.isFinite(nowMs)) throw new RangeError(`nowMs must be finite, got ${nowMs}`);
+    if (this.closed) throw new Error('RtdbWindowStore is closed');
+    const path = `${this.rootPath}/${key}`;
+    return { path, ...this.listeners.touch(path, () => this.database.ref(path), nowMs, policy.windowMs) };
   }
 
   /**
