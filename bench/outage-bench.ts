@@ -5,7 +5,7 @@ import type { WindowAdjustment } from '../src/limiter/algorithms/fixed-window';
 import type { RateLimitPolicy } from '../src/limiter/policy';
 import { WindowRateLimiter, type FailurePolicy, type RateLimiter } from '../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../src/limiter/stores/memory-store';
-import type { WindowStore } from '../src/limiter/window-store';
+import type { LimitStore } from '../src/limiter/limit-store';
 import { silentLogger } from '../src/shared/logger';
 import { LimiterMetrics } from '../src/metrics/limiter-metrics';
 import { median, percentile, printTable, timeCalls, type BenchTable } from './bench-table';
@@ -29,7 +29,7 @@ const PROBE_INTERVAL_MS = 5_000;
 const POLICY: RateLimitPolicy = { name: 'bench', limit: 1_000_000_000, windowMs: 60_000 };
 
 /** An in-process store that says it is shared, so calls go through the guard like RTDB or Redis. */
-class SharedMemoryStore implements WindowStore {
+class SharedMemoryStore implements LimitStore {
   readonly backend = 'redis' as const;
   readonly shared = true;
   private readonly inner = new MemoryWindowStore();
@@ -45,7 +45,7 @@ class SharedMemoryStore implements WindowStore {
 }
 
 /** A backend that accepts the call and never answers (a SIGSTOPped server, a black-holed network). */
-class HangingStore implements WindowStore {
+class HangingStore implements LimitStore {
   readonly backend = 'redis' as const;
   readonly shared = true;
   calls = 0;
@@ -66,7 +66,7 @@ interface Candidate {
   readonly backendCalls?: () => number;
 }
 
-function guarded(store: WindowStore, failurePolicy: FailurePolicy): RateLimiter {
+function guarded(store: LimitStore, failurePolicy: FailurePolicy): RateLimiter {
   // Metrics on, as in production: their cost is part of what a request pays.
   const metrics = new LimiterMetrics();
   const guard = new OutageGuard({ backend: store.backend, timeoutMs: DEADLINE_MS, probeIntervalMs: PROBE_INTERVAL_MS, logger: silentLogger, metrics });

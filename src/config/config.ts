@@ -2,7 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { RateLimitPolicy } from '../limiter/policy';
 import type { FailurePolicy } from '../limiter/rate-limiter';
-import type { BackendName } from '../limiter/window-store';
+import type { BackendName } from '../limiter/limit-store';
 import { InvalidRedisUrlError, parseRedisUrl } from '../limiter/stores/redis-url';
 import { ConfigError, type ConfigProblem } from './config-error';
 import { knobs, type KnobValues } from './knobs';

@@ -4,6 +4,7 @@ import { setRateLimitHeaders } from '../http/rate-limit-headers';
 import { refusalBody } from '../http/refusal-body';
 import type { Decision } from '../limiter/decision';
 import type { RateLimitPolicy } from '../limiter/policy';
+import { toDecision } from '../limiter/rate-limiter';
 
 /** A fixed instant for the examples, so the page is a pure function of the config (2026-01-01T00:00:18Z). */
 export const EXAMPLE_NOW_MS = 1_767_225_618_000;
@@ -58,17 +59,8 @@ function tierFact(policy: RateLimitPolicy, defaultName: string): TierFact {
 
 function exampleDecision(policy: RateLimitPolicy, shared: boolean, allowed: boolean, nowMs: number): Decision {
   const resetAtMs = (Math.floor(nowMs / policy.windowMs) + 1) * policy.windowMs;
-  return {
-    allowed,
-    limit: policy.limit,
-    remaining: allowed ? policy.limit - 1 : 0,
-    resetAtMs,
-    retryAfterMs: allowed ? 0 : resetAtMs - nowMs,
-    shared,
-    reason: allowed ? 'within_limit' : 'limit',
-    policyName: policy.name,
-    windowMs: policy.windowMs,
-  };
+  const decision = { allowed, limit: policy.limit, remaining: allowed ? policy.limit - 1 : 0, resetAtMs, retryAfterMs: allowed ? 0 : resetAtMs - nowMs };
+  return toDecision({ allowed, decisions: [decision] }, [policy], shared);
 }
 
 function headersOf(decision: Decision, nowMs: number): [string, string][] {

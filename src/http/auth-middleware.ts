@@ -83,7 +83,7 @@ export function authFailureKey(address: string): string {
  */
 export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHandler {
   const clock = options.clock ?? Date.now;
-  const policy = options.authFailurePolicy ?? options.authFailureLimiter.policy;
+  const policy = options.authFailurePolicy ?? options.authFailureLimiter.policies[0];
   const { verifier, logger, requiredScope } = options;
   const failures = options.authFailureLimiter;
   const unauthenticated = options.unauthenticatedLimiter;

@@ -3,15 +3,17 @@ import { silentLogger, type Logger } from '../shared/logger';
 import type { LimiterEvents } from './limiter-events';
 import type { BackendGuard } from './backend-guard';
 import { OutageGuard } from './outage-guard';
-import type { RateLimitPolicy } from './policy';
+import type { PolicySet, RateLimitPolicy } from './policy';
 import { WindowRateLimiter, type FailurePolicy, type RateLimiter } from './rate-limiter';
 import { MemoryWindowStore } from './stores/memory-store';
-import type { BackendName, WindowStore } from './window-store';
+import type { BackendName, LimitStore } from './limit-store';
+import { requiredPolicySet } from './policy-choice';
 
 export interface RateLimiterOptions {
   readonly backend: BackendName;
-  /** The default policy. */
-  readonly policy: RateLimitPolicy;
+  /** The default policy (one), or `policies` (several, charged all or nothing). */
+  readonly policy?: RateLimitPolicy;
+  readonly policies?: PolicySet;
   /** Deadline for one shared-backend call before the local window answers. Default 1500. */
   readonly timeoutMs?: number;
   /** Default 'fail-open'. */
@@ -49,12 +51,13 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
   const logger = options.logger ?? silentLogger;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const clock = options.clock ?? Date.now;
+  const policies = requiredPolicySet(options, 'createRateLimiter');
   const store = await createStore(options);
   const guard =
     options.guard ??
     new OutageGuard({
       backend: store.backend,
-      limiter: options.policy.name,
+      limiter: policies[0].name,
       timeoutMs,
       probeIntervalMs: options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS,
       logger,
@@ -63,15 +66,15 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
   return new WindowRateLimiter({
     store,
     guard,
-    policy: options.policy,
+    policies,
     failurePolicy: options.failurePolicy ?? 'fail-open',
     clock,
     logger,
-    metrics: options.metrics,
+    events: options.metrics,
   });
 }
 
-async function createStore(options: RateLimiterOptions): Promise<WindowStore> {
+async function createStore(options: RateLimiterOptions): Promise<LimitStore> {
   switch (options.backend) {
     case 'memory':
       return new MemoryWindowStore();

@@ -1,7 +1,9 @@
+import type { AlgorithmName } from './algorithms/algorithm';
+
 /**
  * Why a decision came out the way it did, so a degraded answer is never silent.
  * - `within_limit`: allowed by the counter of record.
- * - `limit`: refused, the window's budget is spent.
+ * - `limit`: refused, a policy's budget is spent.
  * - `local_fallback`: allowed from this instance's own window because the
  *   shared backend failed or is in an outage (fail-open).
  * - `backend_unavailable`: refused because the shared backend failed and the
@@ -9,19 +11,33 @@
  */
 export type DecisionReason = 'within_limit' | 'limit' | 'local_fallback' | 'backend_unavailable';
 
-/** What one window computation says, before the limiter says where it came from. */
+/** What one algorithm says of one policy, before the limiter says where it came from. */
 export interface WindowDecision {
   readonly allowed: boolean;
+  /** The most `remaining` can be: a window's limit, a bucket's burst. */
   readonly limit: number;
-  /** Units left in the window after this call; never negative. */
+  /** Units left after this call; never negative. */
   readonly remaining: number;
-  /** Epoch ms at which the current window ends and the budget refills. */
+  /** Epoch ms at which the budget is whole again (a window's end; a bucket full). */
   readonly resetAtMs: number;
-  /** 0 when allowed; otherwise ms until the window ends. */
+  /** 0 when allowed; otherwise ms until the same call would be allowed. */
   readonly retryAfterMs: number;
 }
 
-export interface Decision extends WindowDecision {
+/** One policy's part of a decision, named for the headers and the status tool. */
+export interface PolicyDecision extends WindowDecision {
+  readonly policyName: string;
+  readonly windowMs: number;
+  readonly algorithm: AlgorithmName;
+}
+
+/**
+ * A call's answer. Its own fields are those of the most restrictive policy
+ * (the refusing one that frees last; when allowed, the one with least left),
+ * so a client reading one set of headers gets the figure that binds it.
+ * When refused, `retryAfterMs` is when the call passes every policy.
+ */
+export interface Decision extends PolicyDecision {
   /**
    * True when the counter of record is shared by every instance. False when
    * this instance answered from its own window: the memory backend always,
@@ -29,7 +45,6 @@ export interface Decision extends WindowDecision {
    */
   readonly shared: boolean;
   readonly reason: DecisionReason;
-  /** The policy the decision was made under (its name goes into the headers). */
-  readonly policyName: string;
-  readonly windowMs: number;
+  /** Every policy the call was held to, in the set's order. A refused call charged none of them. */
+  readonly policies: readonly PolicyDecision[];
 }

@@ -1,5 +1,5 @@
 import type { Decision } from './decision';
-import type { BackendName } from './window-store';
+import type { BackendName } from './limit-store';
 
 /**
  * What the limiter reports as it works: the port its metrics (and anything

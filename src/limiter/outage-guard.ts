@@ -3,7 +3,7 @@ import type { Logger } from '../shared/logger';
 import type { LimiterEvents } from './limiter-events';
 import { describeError } from '../shared/describe-error';
 import { withDeadline, type BackendGuard, type BackendFailureCause, type GuardedResult } from './backend-guard';
-import type { BackendName } from './window-store';
+import type { BackendName } from './limit-store';
 
 export interface OutageGuardOptions {
   readonly backend: BackendName;

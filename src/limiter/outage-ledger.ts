@@ -1,43 +1,42 @@
-import { windowNumberAt, windowNumberEndingAt, type WindowAdjustment } from './algorithms/fixed-window';
-import type { WindowDecision } from './decision';
-import type { RateLimitPolicy } from './policy';
+import type { Adjustment } from './algorithms/algorithm';
+import { adjustSet } from './decide-set';
+import type { PolicySet } from './policy';
 
 /** Keys remembered per map; past it the least recently used is forgotten (it only costs accuracy, never safety). */
 export const MAX_LEDGER_KEYS = 100_000;
 
-/** One key's locally granted units, waiting to be written into the shared window. */
+/** One key's locally granted units, waiting to be written into the shared states. */
 export interface PendingReconciliation {
   readonly key: string;
-  readonly policy: RateLimitPolicy;
-  readonly adjustment: WindowAdjustment;
-}
-
-interface Known {
-  windowNumber: number;
-  count: number;
+  readonly policies: PolicySet;
+  /** Per policy: merge with what this instance last knew, then spend the units granted locally. */
+  readonly adjustments: readonly Adjustment<unknown>[];
+  /** After this, the units no longer limit anyone (every local state they made is empty again); the write is dropped. */
+  readonly expiresAtMs: number;
 }
 
 interface Granted {
   readonly key: string;
-  readonly policy: RateLimitPolicy;
-  readonly windowNumber: number;
-  /** What the shared window had spent when this instance last heard from it. */
-  readonly atLeastCount: number;
+  readonly policies: PolicySet;
+  /** What the shared states were when this instance last heard from them, per policy. */
+  readonly atLeast: readonly unknown[];
   units: number;
+  expiresAtMs: number;
 }
 
 /**
- * What this instance knows about shared windows, so an outage does not hand
- * out a fresh budget: a local window starts from the last count the shared
+ * What this instance knows about shared states, so an outage does not hand
+ * out a fresh budget: a local window starts from the last states the shared
  * store reported for that key, and what is granted locally is remembered and
  * written back (reconciled) once the store answers again. Without it two
  * instances in an outage admitted 28-29 calls a window at a limit of 10.
  *
  * No I/O and no clock: the limiter passes `nowMs` and does the writing.
- * Keyed by policy and key, because a token's tier may change mid-window.
+ * Keyed by policy set and key (the limiter's ledger key), because a token's
+ * tier may change mid-window. States are the algorithms' own values.
  */
 export class OutageLedger {
-  private readonly known = new Map<string, Known>();
+  private readonly known = new Map<string, readonly unknown[]>();
   private readonly granted = new Map<string, Granted>();
 
   /** Units granted locally and not yet reconciled, for tests and metrics. */
@@ -51,61 +50,54 @@ export class OutageLedger {
     return this.granted.size > 0;
   }
 
-  /** Remembers the spent count a shared decision implies. */
-  observeShared(ledgerKey: string, decision: WindowDecision, policy: RateLimitPolicy): void {
-    // remaining is clamped at 0, so a window spent past its limit reads as exactly the limit: enough to refuse.
-    this.observeCount(ledgerKey, windowNumberEndingAt(decision.resetAtMs, policy.windowMs), decision.limit - decision.remaining);
-  }
-
-  /** Remembers a window's spent count seen some other way (a store's listener). */
-  observeCount(ledgerKey: string, windowNumber: number, count: number): void {
-    const entry = this.known.get(ledgerKey);
-    if (entry !== undefined) {
+  /**
+   * Remembers the shared states a reply (or a listener) reported. Merged with
+   * what was known: a state only gets more spent, except with time, so an
+   * older, more spent answer from a reply that overtook this one still counts.
+   */
+  observe(ledgerKey: string, states: readonly unknown[], policies: PolicySet, nowMs: number): void {
+    const before = this.known.get(ledgerKey);
+    let merged = states;
+    if (before !== undefined) {
       this.known.delete(ledgerKey);
-      if (entry.windowNumber === windowNumber && entry.count > count) {
-        // An older, higher answer from a reply that overtook this one: counts within a window only grow.
-        this.known.set(ledgerKey, entry);
-        return;
-      }
+      merged = adjustSet(states, nowMs, policies, before.map((atLeast) => (atLeast === null ? null : { atLeast, deltaUnits: 0 }))) ?? states;
     }
     bounded(this.known);
-    this.known.set(ledgerKey, { windowNumber, count });
+    this.known.set(ledgerKey, merged);
+  }
+
+  /** The shared states a local window must start from (null per policy: none known). */
+  floorFor(ledgerKey: string, policies: PolicySet): readonly unknown[] {
+    return this.known.get(ledgerKey) ?? policies.map(() => null);
   }
 
   /**
-   * The count the local window must start from at `nowMs`: the last shared
-   * count known for this window (0 when the window is new to us), plus what
-   * this instance already granted locally in it.
+   * Records units granted from the local window, to be written back later;
+   * negative units give some back. `expiresAtMs`: when the local states the
+   * grant left are empty again.
    */
-  floorFor(ledgerKey: string, nowMs: number, policy: RateLimitPolicy): WindowAdjustment {
-    const windowNumber = windowNumberAt(nowMs, policy.windowMs);
-    return { windowNumber, atLeastCount: this.knownCount(ledgerKey, windowNumber), deltaUnits: 0 };
-  }
-
-  /** Records units granted from the local window, to be written back later; negative units give some back. */
-  grantLocally(ledgerKey: string, key: string, policy: RateLimitPolicy, windowNumber: number, units: number): void {
+  grantLocally(ledgerKey: string, key: string, policies: PolicySet, units: number, expiresAtMs: number): void {
     const entry = this.granted.get(ledgerKey);
-    if (entry !== undefined && entry.windowNumber === windowNumber) {
+    if (entry !== undefined) {
       entry.units = Math.max(0, entry.units + units);
+      if (expiresAtMs > entry.expiresAtMs) entry.expiresAtMs = expiresAtMs;
       return;
     }
     if (units <= 0) return;
-    this.granted.delete(ledgerKey);
     bounded(this.granted);
-    this.granted.set(ledgerKey, { key, policy, windowNumber, atLeastCount: this.knownCount(ledgerKey, windowNumber), units });
+    this.granted.set(ledgerKey, { key, policies, atLeast: this.floorFor(ledgerKey, policies), units, expiresAtMs });
   }
 
   /**
-   * Takes every reconciliation still worth writing at `nowMs` (their window
-   * has not passed) and forgets the rest: a passed window's count no longer
-   * limits anyone. The caller gives back what it could not write.
+   * Takes every reconciliation still worth writing at `nowMs` and forgets the
+   * rest: units whose states are empty again no longer limit anyone. The
+   * caller gives back what it could not write.
    */
   drain(nowMs: number): PendingReconciliation[] {
     const out: PendingReconciliation[] = [];
     for (const [ledgerKey, entry] of this.granted) {
       this.granted.delete(ledgerKey);
-      if (entry.windowNumber !== windowNumberAt(nowMs, entry.policy.windowMs)) continue;
-      out.push(toPending(entry));
+      if (entry.units > 0 && entry.expiresAtMs > nowMs) out.push(toPending(entry));
     }
     return out;
   }
@@ -115,26 +107,26 @@ export class OutageLedger {
     const entry = this.granted.get(ledgerKey);
     if (entry === undefined) return undefined;
     this.granted.delete(ledgerKey);
-    if (entry.windowNumber !== windowNumberAt(nowMs, entry.policy.windowMs)) return undefined;
-    return toPending(entry);
+    return entry.units > 0 && entry.expiresAtMs > nowMs ? toPending(entry) : undefined;
   }
 
   /** Puts back a reconciliation that failed to write, merged with anything granted since. */
   restore(ledgerKey: string, pending: PendingReconciliation): void {
-    const { windowNumber, atLeastCount, deltaUnits } = pending.adjustment;
+    const units = pending.adjustments[0]?.deltaUnits ?? 0;
     const entry = this.granted.get(ledgerKey);
-    if (entry !== undefined && entry.windowNumber === windowNumber) {
-      entry.units += deltaUnits;
+    if (entry !== undefined) {
+      entry.units += units;
+      if (pending.expiresAtMs > entry.expiresAtMs) entry.expiresAtMs = pending.expiresAtMs;
       return;
     }
     bounded(this.granted);
-    this.granted.set(ledgerKey, { key: pending.key, policy: pending.policy, windowNumber, atLeastCount, units: deltaUnits });
-  }
-
-  /** The last shared count known for that window of the key; 0 when none is known for it. */
-  private knownCount(ledgerKey: string, windowNumber: number): number {
-    const known = this.known.get(ledgerKey);
-    return known !== undefined && known.windowNumber === windowNumber ? known.count : 0;
+    this.granted.set(ledgerKey, {
+      key: pending.key,
+      policies: pending.policies,
+      atLeast: pending.adjustments.map((a) => a.atLeast),
+      units,
+      expiresAtMs: pending.expiresAtMs,
+    });
   }
 
   clear(): void {
@@ -146,8 +138,9 @@ export class OutageLedger {
 function toPending(entry: Granted): PendingReconciliation {
   return {
     key: entry.key,
-    policy: entry.policy,
-    adjustment: { windowNumber: entry.windowNumber, atLeastCount: entry.atLeastCount, deltaUnits: entry.units },
+    policies: entry.policies,
+    adjustments: entry.atLeast.map((atLeast) => ({ atLeast, deltaUnits: entry.units })),
+    expiresAtMs: entry.expiresAtMs,
   };
 }
 

@@ -9,7 +9,7 @@ import { createApp } from '../../src/service/create-app';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import { OutageGuard } from '../../src/limiter/outage-guard';
 import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
-import type { WindowStore } from '../../src/limiter/window-store';
+import type { LimitStore } from '../../src/limiter/limit-store';
 import { createServiceLogger } from '../../src/logging/create-service-logger';
 import type { Logger } from '../../src/shared/logger';
 import { createRequestLogMiddleware, safeRequestUrl } from '../../src/logging/request-log-middleware';
@@ -143,7 +143,7 @@ describe('the real app with the file token store', () => {
     const captured = capturedServiceLogger();
     const auth = await buildRealAuth(config, captured.logger);
     // A shared store that is down, with an error text quoting credentials, as real client errors sometimes do.
-    const downStore: WindowStore = {
+    const downStore: LimitStore = {
       backend: 'redis',
       shared: true,
       consume: () => Promise.reject(new Error('connect ECONNREFUSED redis://:hunter2@cache:6379')),

@@ -6,7 +6,7 @@ import type { WindowAdjustment } from '../../src/limiter/algorithms/fixed-window
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { WindowRateLimiter, type FailurePolicy } from '../../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
-import type { WindowStore } from '../../src/limiter/window-store';
+import type { LimitStore } from '../../src/limiter/limit-store';
 import { silentLogger } from '../../src/shared/logger';
 import { LimiterMetrics } from '../../src/metrics/limiter-metrics';
 import { startMetricsServer } from '../../src/metrics/metrics-server';
@@ -14,7 +14,7 @@ import { startMetricsServer } from '../../src/metrics/metrics-server';
 const policy: RateLimitPolicy = { name: 'default', limit: 2, windowMs: 60_000 };
 
 /** A memory store that claims to be shared, with a switch to make it fail: a stand-in for RTDB or Redis. */
-class SwitchableSharedStore implements WindowStore {
+class SwitchableSharedStore implements LimitStore {
   readonly backend = 'redis' as const;
   readonly shared = true;
   down = false;

@@ -5,7 +5,7 @@ import type { WindowDecision } from '../../src/limiter/decision';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
-import type { WindowStore } from '../../src/limiter/window-store';
+import type { LimitStore } from '../../src/limiter/limit-store';
 import { createCapturingLogger } from '../support/capturing-logger';
 import { silentLogger } from '../../src/shared/logger';
 
@@ -28,7 +28,7 @@ class SharedDatabase {
 }
 
 /** One instance's connection to the shared database. */
-class Connection implements WindowStore {
+class Connection implements LimitStore {
   readonly backend = 'redis' as const;
   readonly shared = true;
   adjusts = 0;

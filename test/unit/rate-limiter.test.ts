@@ -6,7 +6,7 @@ import { InvalidKeyError } from '../../src/limiter/key';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { WindowRateLimiter, type FailurePolicy } from '../../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
-import type { WindowStore } from '../../src/limiter/window-store';
+import type { LimitStore } from '../../src/limiter/limit-store';
 import { silentLogger } from '../../src/shared/logger';
 
 const W = 60_000;
@@ -19,7 +19,7 @@ type Mode = 'ok' | 'reject' | 'hang' | 'throw-sync';
  * A shared-looking store whose behaviour the test sets: 'ok' decides with
  * MemoryWindowStore's logic, 'reject' fails, 'hang' never answers. Counts calls.
  */
-class ProgrammableStore implements WindowStore {
+class ProgrammableStore implements LimitStore {
   readonly backend = 'rtdb' as const;
   readonly shared = true;
   mode: Mode = 'ok';

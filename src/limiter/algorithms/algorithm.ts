@@ -139,3 +139,11 @@ export function intervalWords(ms: number): string {
 export function unfitRetryAfterMs(resetAtMs: number, nowMs: number): number {
   return Math.max(1, resetAtMs - nowMs);
 }
+
+/** Checks an adjustment from outside the pure core (null: none); a bad one must never reach a store. */
+export function assertValidAdjustment(adjustment: Adjustment<unknown> | null): void {
+  if (adjustment === null) return;
+  if (!Number.isSafeInteger(adjustment.deltaUnits)) {
+    throw new RangeError(`adjustment deltaUnits must be an integer, got ${adjustment.deltaUnits}`);
+  }
+}

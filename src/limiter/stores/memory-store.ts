@@ -1,86 +1,92 @@
-import { adjustFixedWindow, assertValidAdjustment, decideFixedWindow, type WindowAdjustment } from '../algorithms/fixed-window';
-import type { WindowDecision } from '../decision';
-import type { RateLimitPolicy } from '../policy';
-import type { WindowStore } from '../window-store';
+import type { Adjustment } from '../algorithms/algorithm';
+import { adjustSet, decideSet, setExpiresAtMs } from '../decide-set';
+import type { LimitStore, StoreDecision } from '../limit-store';
+import { stateSlotOf, type PolicySet } from '../policy';
 
-interface MutableState {
-  windowNumber: number;
-  count: number;
-}
+/** One key's states, by slot (stateSlotOf): a tier's several policies live side by side. */
+type Slots = Record<string, unknown>;
 
 /**
- * Windows in this process only. Two generations of maps rotate every
- * `rotationMs` (the longest window seen): a key not touched for two rotations
- * is dropped wholesale, so memory is bounded by the keys active in the last
- * two windows, with no per-key timers and no sweep. A dropped key's window had
- * already ended, so eviction never forgets a live count.
+ * Limit states in this process only. Two generations of maps rotate every
+ * `rotationMs` (the longest a written state has taken to expire): a key not
+ * touched for two rotations is dropped wholesale, so memory is bounded by the
+ * keys active lately, with no per-key timers and no sweep. A state written at
+ * t expires by t + rotationMs, before its generation is dropped, so eviction
+ * never forgets a live count.
  */
-export class MemoryWindowStore implements WindowStore {
+export class MemoryWindowStore implements LimitStore {
   readonly backend = 'memory' as const;
   readonly shared = false;
 
-  // Values are this store's own mutable copies, updated in place: one map
-  // lookup per decision instead of a lookup and a set.
-  private current = new Map<string, MutableState>();
-  private previous = new Map<string, MutableState>();
+  private current = new Map<string, Slots>();
+  private previous = new Map<string, Slots>();
   private rotationMs = 0;
   private generationStartMs = Number.NEGATIVE_INFINITY;
 
-  consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision> {
+  consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
     // Not an async function: it would add a second promise per decision.
     try {
-      return Promise.resolve(this.consumeSync(key, nowMs, policy, cost));
+      return Promise.resolve(this.consumeSync(key, nowMs, policies, cost));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  adjust(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
+  adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
     try {
-      this.adjustSync(key, nowMs, policy, adjustment);
+      this.adjustSync(key, nowMs, policies, adjustments);
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  adjustSync(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): void {
-    assertValidAdjustment(adjustment);
-    const state = this.stateOf(key, nowMs, policy.windowMs);
-    const next = adjustFixedWindow(state ?? null, nowMs, policy, adjustment);
-    if (next === null) return;
-    this.store(key, state, next);
-  }
-
   /** Synchronous twin of consume, for the local fallback path that must not wait. */
-  consumeSync(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): WindowDecision {
-    const state = this.stateOf(key, nowMs, policy.windowMs);
-    const { decision, next } = decideFixedWindow(state ?? null, nowMs, policy, cost);
-    if (next !== null) this.store(key, state, next);
-    return decision;
+  consumeSync(key: string, nowMs: number, policies: PolicySet, cost: number): StoreDecision {
+    const slots = this.slotsOf(key, nowMs);
+    const result = decideSet(readStates(slots, policies), nowMs, policies, cost);
+    if (result.changed) this.write(key, slots, nowMs, policies, result.states);
+    return result;
   }
 
-  /** The key's state, moved into the current generation when found in the previous one. */
-  private stateOf(key: string, nowMs: number, windowMs: number): MutableState | undefined {
-    this.rotate(nowMs, windowMs);
-    let state = this.current.get(key);
-    if (state === undefined) {
-      state = this.previous.get(key);
-      if (state !== undefined) {
+  adjustSync(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): void {
+    const slots = this.slotsOf(key, nowMs);
+    const next = adjustSet(readStates(slots, policies), nowMs, policies, adjustments);
+    if (next !== null) this.write(key, slots, nowMs, policies, next);
+  }
+
+  /** The states held for `key` under `policies` (null: empty), without touching them. */
+  peek(key: string, policies: PolicySet): unknown[] {
+    return readStates(this.current.get(key) ?? this.previous.get(key), policies);
+  }
+
+  /** The key's slots, moved into the current generation when found in the previous one. */
+  private slotsOf(key: string, nowMs: number): Slots | undefined {
+    this.rotate(nowMs);
+    let slots = this.current.get(key);
+    if (slots === undefined) {
+      slots = this.previous.get(key);
+      if (slots !== undefined) {
         this.previous.delete(key);
-        this.current.set(key, state);
+        this.current.set(key, slots);
       }
     }
-    return state;
+    return slots;
   }
 
-  private store(key: string, state: MutableState | undefined, next: { windowNumber: number; count: number }): void {
-    if (state === undefined) {
-      this.current.set(key, { windowNumber: next.windowNumber, count: next.count });
-    } else {
-      state.windowNumber = next.windowNumber;
-      state.count = next.count;
+  private write(key: string, slots: Slots | undefined, nowMs: number, policies: PolicySet, states: readonly unknown[]): void {
+    let target = slots;
+    if (target === undefined) {
+      target = {};
+      this.current.set(key, target);
     }
+    for (let i = 0; i < policies.length; i++) target[stateSlotOf(policies[i] as PolicySet[number])] = states[i] ?? null;
+    const expiresAtMs = setExpiresAtMs(states, policies);
+    if (expiresAtMs === null || expiresAtMs - nowMs <= this.rotationMs) return;
+    const first = this.rotationMs === 0;
+    this.rotationMs = expiresAtMs - nowMs;
+    // The first generation starts with the first write; before it there was nothing to rotate.
+    if (first) this.generationStartMs = Math.floor(nowMs / this.rotationMs) * this.rotationMs;
   }
 
   /** Keys held now, both generations; for tests and metrics. */
@@ -93,8 +99,8 @@ export class MemoryWindowStore implements WindowStore {
     this.previous.clear();
   }
 
-  private rotate(nowMs: number, windowMs: number): void {
-    if (windowMs > this.rotationMs) this.rotationMs = windowMs;
+  private rotate(nowMs: number): void {
+    if (this.rotationMs === 0) return;
     const elapsedMs = nowMs - this.generationStartMs;
     if (elapsedMs < this.rotationMs) return;
     if (elapsedMs >= 2 * this.rotationMs) {
@@ -103,8 +109,12 @@ export class MemoryWindowStore implements WindowStore {
       this.previous = this.current;
     }
     this.current = new Map();
-    // Aligned to window boundaries, so the two generations span at most the
-    // last two windows even when traffic starts mid-window.
+    // Aligned to multiples of rotationMs, so the two generations span at most the last two rotations.
     this.generationStartMs = Math.floor(nowMs / this.rotationMs) * this.rotationMs;
   }
+}
+
+function readStates(slots: Slots | undefined, policies: PolicySet): unknown[] {
+  if (slots === undefined) return policies.map(() => null);
+  return policies.map((policy) => slots[stateSlotOf(policy)] ?? null);
 }

@@ -2,12 +2,12 @@ import { createClient, ErrorReply, TimeoutError } from 'redis';
 import { describeError } from '../../shared/describe-error';
 import { withDeadline } from '../backend-guard';
 import { silentLogger, type Logger } from '../../shared/logger';
+import { ALGORITHMS, assertValidAdjustment, burstOf, type Adjustment } from '../algorithms';
 import type { WindowDecision } from '../decision';
-import type { RateLimitPolicy } from '../policy';
-import type { WindowStore } from '../window-store';
-import { assertValidAdjustment, type WindowAdjustment } from '../algorithms/fixed-window';
-import { REDIS_ADJUST_SCRIPT, REDIS_ADJUST_SHA1 } from './redis-adjust-script';
-import { REDIS_FIXED_WINDOW_SCRIPT, REDIS_FIXED_WINDOW_SHA1 } from './redis-fixed-window-script';
+import { algorithmOf, stateSlotOf, type PolicySet, type RateLimitPolicy } from '../policy';
+import type { LimitStore, StoreDecision } from '../limit-store';
+import { SET_SCRIPT, SET_SCRIPT_SHA1 } from './lua/set-script';
+import { isSingleFixedWindow, STATE_CODECS } from './state-codecs';
 import {
   AUTH_REPLY_CODES,
   authRefusalHint,
@@ -54,20 +54,21 @@ interface LuaScript {
   readonly sha1: string;
 }
 
-const DECIDE: LuaScript = { name: 'fixed-window', source: REDIS_FIXED_WINDOW_SCRIPT, sha1: REDIS_FIXED_WINDOW_SHA1 };
-const ADJUST: LuaScript = { name: 'adjust', source: REDIS_ADJUST_SCRIPT, sha1: REDIS_ADJUST_SHA1 };
+const SET: LuaScript = { name: 'policy set', source: SET_SCRIPT, sha1: SET_SCRIPT_SHA1 };
 
 /**
- * Fixed windows in Redis, one key per limited key holding "windowNumber:count".
- * Each decision is one EVALSHA of the Lua twin of `decideFixedWindow`; the
- * script is loaded on first use and again whenever Redis answers NOSCRIPT
+ * Limit states in Redis, one key per policy of a limited key holding the
+ * algorithm's compact string (the default single fixed window: `prefix + key`
+ * = "windowNumber:count", as before). Each decision is one EVALSHA of the set
+ * script (lua/set-script.ts), which runs every policy's Lua twin and writes
+ * only if all allow; the script is loaded on first use and again whenever Redis answers NOSCRIPT
  * (SCRIPT FLUSH, a restart, a failover to a replica that never saw it).
  *
  * Redis being down is an outage, not a crash: the constructor only starts
  * connecting, and while disconnected every call fails at once (no offline
  * queue) so the limiter's guard can answer from the local window.
  */
-export class RedisWindowStore implements WindowStore {
+export class RedisWindowStore implements LimitStore {
   readonly backend = 'redis' as const;
   readonly shared = true;
 
@@ -149,37 +150,50 @@ export class RedisWindowStore implements WindowStore {
     });
   }
 
-  async consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision> {
-    // Built in one literal: this array is the whole hot path on our side.
-    const reply = await this.evalScript(DECIDE, [
-      'EVALSHA',
-      REDIS_FIXED_WINDOW_SHA1,
-      '1',
-      this.keyPrefix + key,
-      String(nowMs),
-      String(policy.limit),
-      String(policy.windowMs),
-      String(cost),
-      this.ttlMarginArg,
-    ]);
-    return toDecision(reply, policy.limit);
+  async consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
+    const reply = await this.evalScript(SET, this.command('decide', key, nowMs, policies, () => String(cost), () => ''));
+    return decisionFromSetReply(reply, policies);
   }
 
-  async adjust(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
-    assertValidAdjustment(adjustment);
-    const reply = await this.evalScript(ADJUST, [
-      'EVALSHA',
-      REDIS_ADJUST_SHA1,
-      '1',
-      this.keyPrefix + key,
-      String(nowMs),
-      String(policy.windowMs),
-      String(adjustment.windowNumber),
-      String(adjustment.atLeastCount),
-      String(adjustment.deltaUnits),
-      this.ttlMarginArg,
-    ]);
-    if (typeof reply !== 'number') throw new RedisStoreError(REDIS_BAD_REPLY, 'redis adjust script returned an unexpected reply');
+  async adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
+    adjustments.forEach(assertValidAdjustment);
+    const reply = await this.evalScript(
+      SET,
+      this.command(
+        'adjust',
+        key,
+        nowMs,
+        policies,
+        (i) => String(adjustments[i]?.deltaUnits ?? 0),
+        (i, policy) => {
+          const atLeast = adjustments[i]?.atLeast ?? null;
+          return atLeast === null ? '' : STATE_CODECS[algorithmOf(policy)].format(atLeast);
+        },
+      ),
+    );
+    if (!Array.isArray(reply) || reply.length !== 2 * policies.length) {
+      throw new RedisStoreError(REDIS_BAD_REPLY, 'redis set script returned an unexpected adjust reply');
+    }
+  }
+
+  /** EVALSHA of the set script: one key and six arguments per policy (set-script.ts). */
+  private command(
+    mode: 'decide' | 'adjust',
+    key: string,
+    nowMs: number,
+    policies: PolicySet,
+    amount: (i: number) => string,
+    atLeast: (i: number, policy: RateLimitPolicy) => string,
+  ): string[] {
+    const single = isSingleFixedWindow(policies);
+    const keys: string[] = [];
+    const args: string[] = [mode, String(nowMs), this.ttlMarginArg];
+    policies.forEach((policy, i) => {
+      // The default keeps the key it always had, so an upgrade reads the counts it wrote.
+      keys.push(single ? this.keyPrefix + key : `${this.keyPrefix}${key}:${stateSlotOf(policy)}`);
+      args.push(algorithmOf(policy), String(policy.limit), String(policy.windowMs), String(burstOf(policy)), amount(i), atLeast(i, policy));
+    });
+    return ['EVALSHA', SET_SCRIPT_SHA1, String(keys.length), ...keys, ...args];
   }
 
   /** One PING on the store's own connection: a cheap probe for outage handling, and the bench's baseline. */
@@ -306,12 +320,25 @@ export class RedisWindowStore implements WindowStore {
   }
 }
 
-function toDecision(reply: unknown, limit: number): WindowDecision {
-  if (!Array.isArray(reply) || reply.length !== 4 || !reply.every((v) => typeof v === 'number')) {
-    throw new RedisStoreError(REDIS_BAD_REPLY, 'redis fixed-window script returned an unexpected reply');
+/** Five values per policy: allowed, remaining, resetAtMs, retryAfterMs, the value after. */
+function decisionFromSetReply(reply: unknown, policies: PolicySet): StoreDecision {
+  if (!Array.isArray(reply) || reply.length !== 5 * policies.length) {
+    throw new RedisStoreError(REDIS_BAD_REPLY, 'redis set script returned an unexpected decide reply');
   }
-  const [allowed, remaining, resetAtMs, retryAfterMs] = reply as [number, number, number, number];
-  return { allowed: allowed === 1, limit, remaining, resetAtMs, retryAfterMs };
+  const decisions: WindowDecision[] = [];
+  const states: unknown[] = [];
+  let allowed = true;
+  policies.forEach((policy, i) => {
+    const [ok, remaining, resetAtMs, retryAfterMs, value] = reply.slice(5 * i, 5 * i + 5) as unknown[];
+    if (typeof ok !== 'number' || typeof remaining !== 'number' || typeof resetAtMs !== 'number' || typeof retryAfterMs !== 'number' || typeof value !== 'string') {
+      throw new RedisStoreError(REDIS_BAD_REPLY, 'redis set script returned an unexpected decide reply');
+    }
+    const algorithm = algorithmOf(policy);
+    if (ok !== 1) allowed = false;
+    decisions.push({ allowed: ok === 1, limit: ALGORITHMS[algorithm].maxCost(policy), remaining, resetAtMs, retryAfterMs });
+    states.push(value === '' ? null : STATE_CODECS[algorithm].parse(value));
+  });
+  return { allowed, decisions, states };
 }
 
 function positiveInteger(name: string, value: number): number {

@@ -1,4 +1,7 @@
 import type { FixedWindowState } from '../algorithms/fixed-window';
+import { setExpiresAtMs } from '../decide-set';
+import { algorithmOf, stateSlotOf, type PolicySet } from '../policy';
+import { isSingleFixedWindow, STATE_CODECS } from './state-codecs';
 
 /**
  * The stored shape of one key: `{ [windowNumber]: count, e: expiresAtMs }`.
@@ -45,4 +48,37 @@ export function expiryOf(value: unknown): number | null {
 export function windowNode(state: FixedWindowState | null, windowMs: number): WindowNode | null {
   if (state === null) return null;
   return { [String(state.windowNumber)]: state.count, [EXPIRY_CHILD]: (state.windowNumber + 1) * windowMs };
+}
+
+/**
+ * The states of a policy set in a key's node, per policy (null: empty).
+ * One fixed-window policy reads the layout above; any other set reads
+ * `{ [stateSlotOf(policy)]: compactState, e: expiresAtMs }`, each child the
+ * algorithm's compact string (state-codecs.ts), so a node holds at most one
+ * bounded string per policy of the set (a sliding log: at most `limit` entries).
+ */
+export function readSetStates(value: unknown, policies: PolicySet): unknown[] {
+  if (isSingleFixedWindow(policies)) return [newestWindow(value)];
+  const children = value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+  return policies.map((policy) => {
+    const raw = children[stateSlotOf(policy)];
+    return typeof raw === 'string' ? STATE_CODECS[algorithmOf(policy)].parse(raw) : null;
+  });
+}
+
+/**
+ * The whole node for a set's states; null when every state is empty (the
+ * node goes). Written whole, so the children of policies no longer in the
+ * set (a tier that changed) disappear with the first write.
+ */
+export function setNode(states: readonly unknown[], policies: PolicySet): Record<string, unknown> | null {
+  if (isSingleFixedWindow(policies)) return windowNode((states[0] ?? null) as FixedWindowState | null, policies[0].windowMs);
+  const expiresAtMs = setExpiresAtMs(states, policies);
+  if (expiresAtMs === null) return null;
+  const node: Record<string, unknown> = { [EXPIRY_CHILD]: expiresAtMs };
+  policies.forEach((policy, i) => {
+    const state = states[i] ?? null;
+    if (state !== null) node[stateSlotOf(policy)] = STATE_CODECS[algorithmOf(policy)].format(state);
+  });
+  return node;
 }

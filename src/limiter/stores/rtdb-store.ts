@@ -1,13 +1,13 @@
 import type { Database, DataSnapshot } from 'firebase-admin/database';
-import { adjustFixedWindow, assertValidAdjustment, decideFixedWindow, type FixedWindowState, type WindowAdjustment } from '../algorithms/fixed-window';
-import type { WindowDecision } from '../decision';
+import { assertValidAdjustment, type Adjustment } from '../algorithms/algorithm';
+import { adjustSet, decideSet, type SetDecision } from '../decide-set';
 import { assertValidKey } from '../key';
-import { assertValidCost, assertValidPolicy, type RateLimitPolicy } from '../policy';
+import { assertValidCost, assertValidPolicySet, longestWindowMs, type PolicySet } from '../policy';
 import { silentLogger, type Logger } from '../../shared/logger';
-import type { WindowStore } from '../window-store';
+import type { LimitStore, StoreDecision } from '../limit-store';
 import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
 import { ListenerCache, type ListenedNode } from './rtdb-listener-cache';
-import { newestWindow, windowNode } from './rtdb-node';
+import { readSetStates, setNode } from './rtdb-node';
 import { RtdbSweeper, type RtdbSweepTuning, type SweepResult } from './rtdb-sweeper';
 
 export interface RtdbWindowStoreOptions {
@@ -45,8 +45,10 @@ export interface RtdbStoreStats {
 }
 
 /**
- * Counters in Realtime Database: one transaction per decision on
- * `${rootPath}/${key}`, whose value is `{ [windowNumber]: count, e: windowEndMs }`.
+ * Limit states in Realtime Database: one transaction per decision on
+ * `${rootPath}/${key}`, whose value holds every policy of the set and `e`
+ * (rtdb-node.ts documents both layouts: `{ [windowNumber]: count, e }` for the
+ * default single fixed window, one compact string per policy otherwise).
  *
  * The pure decision runs inside the transaction's update function. When it
  * says "write", the new node goes to the server with the hash of the value it
@@ -70,7 +72,7 @@ export interface RtdbStoreStats {
  * so keys that are never used again do not stay forever
  * (docs/adr/0008-expiring-shared-keys.md). The request path never queries.
  */
-export class RtdbWindowStore implements WindowStore {
+export class RtdbWindowStore implements LimitStore {
   readonly backend = 'rtdb' as const;
   readonly shared = true;
 
@@ -118,21 +120,21 @@ export class RtdbWindowStore implements WindowStore {
     return this.started;
   }
 
-  async consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision> {
+  async consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
     assertValidCost(cost);
-    const { path, ref, tracksServer } = this.node(key, nowMs, policy);
+    const { path, ref, tracksServer } = this.node(key, nowMs, policies);
 
-    let last: WindowDecision | undefined;
+    let last: SetDecision | undefined;
     let confirmed = false;
     const update = (current: unknown): unknown => {
-      const state = newestWindow(current);
-      const { decision, next } = decideFixedWindow(state, nowMs, policy, cost);
-      last = decision;
+      const result = decideSet(readSetStates(current, policies), nowMs, policies, cost);
+      last = result;
       confirmed = false;
-      if (next !== null) return windowNode(next, policy.windowMs);
+      if (result.changed) return setNode(result.states, policies);
       if (tracksServer() && this.inFlight.at(path) === 1) return undefined; // abort: no write
       confirmed = true;
-      return windowNode(state, policy.windowMs);
+      // Written back as read: the server's hash check confirms this view, or re-runs us on fresh data.
+      return current;
     };
 
     this.started++;
@@ -145,16 +147,16 @@ export class RtdbWindowStore implements WindowStore {
   }
 
   /**
-   * One transaction running `adjustFixedWindow`. Aborting on the local view
-   * when it says "nothing to do" is safe here: that answer only depends on
-   * the window having passed (the clock) or on a delta of 0.
+   * One transaction running `adjustSet`. Aborting on the local view when it
+   * says "nothing to do" is safe here: an adjustment that changes nothing
+   * against a stale view would only merge or spend what is already there.
    */
-  async adjust(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
-    assertValidAdjustment(adjustment);
-    const { path, ref } = this.node(key, nowMs, policy);
+  async adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
+    adjustments.forEach(assertValidAdjustment);
+    const { path, ref } = this.node(key, nowMs, policies);
     const update = (current: unknown): unknown => {
-      const next = adjustFixedWindow(newestWindow(current), nowMs, policy, adjustment);
-      return next === null ? undefined : windowNode(next, policy.windowMs);
+      const next = adjustSet(readSetStates(current, policies), nowMs, policies, adjustments);
+      return next === null ? undefined : setNode(next, policies);
     };
     await this.inFlight.around(path, () => ref.transaction(update, undefined, false));
   }
@@ -164,22 +166,23 @@ export class RtdbWindowStore implements WindowStore {
    * validates too, but this store may be used directly: a bad key must never
    * reach a path.
    */
-  private node(key: string, nowMs: number, policy: RateLimitPolicy): ListenedNode & { readonly path: string } {
+  private node(key: string, nowMs: number, policies: PolicySet): ListenedNode & { readonly path: string } {
     assertValidKey(key);
-    assertValidPolicy(policy);
+    assertValidPolicySet(policies);
     if (!Number.isFinite(nowMs)) throw new RangeError(`nowMs must be finite, got ${nowMs}`);
     if (this.closed) throw new Error('RtdbWindowStore is closed');
     const path = `${this.rootPath}/${key}`;
-    return { path, ...this.listeners.touch(path, () => this.database.ref(path), nowMs, policy.windowMs) };
+    return { path, ...this.listeners.touch(path, () => this.database.ref(path), nowMs, longestWindowMs(policies)) };
   }
 
   /**
-   * The newest window the listener last saw for `key`: what every instance
-   * had spent, as of the last push. The limiter starts a local window from it
+   * The states the listener last saw for `key`: what every instance had
+   * spent, as of the last push. The limiter starts a local window from it
    * during an outage, so an outage does not forget what the others spent.
    */
-  lastSeen(key: string): FixedWindowState | undefined {
-    return newestWindow(this.listeners.lastValue(`${this.rootPath}/${key}`)) ?? undefined;
+  lastSeen(key: string, policies: PolicySet): readonly unknown[] | undefined {
+    const value = this.listeners.lastValue(`${this.rootPath}/${key}`);
+    return value === undefined ? undefined : readSetStates(value, policies);
   }
 
   /** True once the client's connection is up (`.info/connected`), false after `timeoutMs`. */

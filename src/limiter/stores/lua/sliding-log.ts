@@ -209,7 +209,7 @@ if same then
   return {0}
 end
 if #entries == 0 then
-  redis.call('DEL', KEYS[1])
+  remove()
 else
   store(format(entries), entries[#entries][1] + windowMs)
 end

@@ -45,6 +45,10 @@ local function store(value, expiresAtMs)
   redis.call('SET', KEYS[1], value, 'PX', string.format('%d', ttl))
 end
 
+local function remove()
+  redis.call('DEL', KEYS[1])
+end
+
 local function reply(allowed, remaining, resetAtMs, retryAfterMs)
   if allowed then
     return {1, remaining, resetAtMs, retryAfterMs}
@@ -54,6 +58,8 @@ end
 `.trim();
 
 export interface LuaTwin {
+  /** The algorithm's own Lua, without the prelude: set-script.ts runs it as one function among the others. */
+  readonly body: string;
   readonly script: string;
   /** What EVALSHA names the script by; Redis computes the same SHA1 over the same bytes. */
   readonly sha1: string;
@@ -61,7 +67,7 @@ export interface LuaTwin {
 
 export function luaTwin(body: string): LuaTwin {
   const script = `${LUA_PRELUDE}\n\n${body.trim()}`;
-  return { script, sha1: createHash('sha1').update(script).digest('hex') };
+  return { body: body.trim(), script, sha1: createHash('sha1').update(script).digest('hex') };
 }
 
 /** The default margin stores add to every TTL (as the fixed-window store does). */

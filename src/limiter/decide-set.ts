@@ -1,0 +1,127 @@
+import { ALGORITHMS, type Adjustment, type AnyAlgorithm } from './algorithms';
+import type { PolicyDecision, WindowDecision } from './decision';
+import { algorithmOf, type PolicySet, type RateLimitPolicy } from './policy';
+
+/**
+ * Several policies decided as one, pure: the step every store makes atomic
+ * (one Map update, one RTDB transaction, one Lua script). A call is allowed
+ * only if every policy allows it; a refused call changes no state at all, so
+ * a tier's minute limit is not spent by calls its burst limit refused.
+ */
+
+export interface SetDecision {
+  /** Per policy, in the set's order. In a refused set, a policy that would allow reports its budget unspent. */
+  readonly decisions: readonly WindowDecision[];
+  readonly allowed: boolean;
+  /** Per policy, the state after the call (null: empty). */
+  readonly states: readonly unknown[];
+  /** True when `states` differ from the input and must be written. */
+  readonly changed: boolean;
+}
+
+/** The policy's algorithm with its state opaque: stores hand back only what that algorithm produced. */
+export function algorithmFor(policy: RateLimitPolicy): AnyAlgorithm {
+  return ALGORITHMS[algorithmOf(policy)] as AnyAlgorithm;
+}
+
+export function decideSet(states: readonly unknown[], nowMs: number, policies: PolicySet, cost: number): SetDecision {
+  if (policies.length === 1) return decideOne(states[0] ?? null, nowMs, policies[0], cost);
+  const results = policies.map((policy, i) => algorithmFor(policy).decide(states[i] ?? null, nowMs, policy, cost));
+  const allowed = results.every((result) => result.decision.allowed);
+  if (!allowed) {
+    // Nothing is charged, so the policies that would have allowed report what they still hold.
+    const decisions = results.map((result, i) => {
+      if (!result.decision.allowed) return result.decision;
+      const policy = policies[i] as RateLimitPolicy;
+      return algorithmFor(policy).decide(states[i] ?? null, nowMs, policy, 0).decision;
+    });
+    return { decisions, allowed, states, changed: false };
+  }
+  const next = results.map((result, i) => result.next ?? states[i] ?? null);
+  return { decisions: results.map((result) => result.decision), allowed, states: next, changed: results.some((result) => result.next !== null) };
+}
+
+/** The common case (one policy) without the arrays of arrays: this is on every request's path. */
+function decideOne(state: unknown, nowMs: number, policy: RateLimitPolicy, cost: number): SetDecision {
+  const { decision, next } = algorithmFor(policy).decide(state, nowMs, policy, cost);
+  return { decisions: [decision], allowed: decision.allowed, states: [next ?? state], changed: next !== null };
+}
+
+/**
+ * Corrections to several policies' states at once (a refund, a write-back of
+ * calls granted during an outage). Unlike a decision it is per policy: each
+ * state takes its own adjustment (null: untouched). Null when nothing changes.
+ */
+export function adjustSet(
+  states: readonly unknown[],
+  nowMs: number,
+  policies: PolicySet,
+  adjustments: readonly (Adjustment<unknown> | null)[],
+): unknown[] | null {
+  let changed = false;
+  const next = policies.map((policy, i) => {
+    const state = states[i] ?? null;
+    const adjustment = adjustments[i] ?? null;
+    if (adjustment === null) return state;
+    const adjusted = algorithmFor(policy).adjust(state, nowMs, policy, adjustment);
+    if (adjusted === null) return state;
+    changed = true;
+    return adjusted;
+  });
+  return changed ? next : null;
+}
+
+/** The same adjustment for every policy of the set. */
+export function sameAdjustment(policies: PolicySet, adjustment: Adjustment<unknown>): Adjustment<unknown>[] {
+  return policies.map(() => adjustment);
+}
+
+/** Epoch ms after which every state of the set is empty again (for TTLs, `e` and sweeps); null when all are empty. */
+export function setExpiresAtMs(states: readonly unknown[], policies: PolicySet): number | null {
+  let latest: number | null = null;
+  policies.forEach((policy, i) => {
+    const state = states[i] ?? null;
+    if (state === null) return;
+    const expiresAtMs = algorithmFor(policy).expiresAtMs(state, policy);
+    if (latest === null || expiresAtMs > latest) latest = expiresAtMs;
+  });
+  return latest;
+}
+
+/** Each decision named by its policy. */
+export function policyDecisions(decisions: readonly WindowDecision[], policies: PolicySet): PolicyDecision[] {
+  return policies.map((policy, i) => {
+    const d = decisions[i] as WindowDecision;
+    return {
+      allowed: d.allowed,
+      limit: d.limit,
+      remaining: d.remaining,
+      resetAtMs: d.resetAtMs,
+      retryAfterMs: d.retryAfterMs,
+      policyName: policy.name,
+      windowMs: policy.windowMs,
+      algorithm: algorithmOf(policy),
+    };
+  });
+}
+
+/**
+ * The policy that binds: when refused, the refusing one that frees last (its
+ * retryAfterMs is when the call passes all of them); when allowed, the one
+ * with least left, the longer window on a tie.
+ */
+export function mostRestrictive(decisions: readonly PolicyDecision[]): PolicyDecision {
+  let chosen = decisions[0] as PolicyDecision;
+  for (let i = 1; i < decisions.length; i++) {
+    const d = decisions[i] as PolicyDecision;
+    if (binds(d, chosen)) chosen = d;
+  }
+  return chosen;
+}
+
+function binds(a: PolicyDecision, b: PolicyDecision): boolean {
+  if (a.allowed !== b.allowed) return !a.allowed;
+  if (!a.allowed) return a.retryAfterMs > b.retryAfterMs;
+  if (a.remaining !== b.remaining) return a.remaining < b.remaining;
+  return a.windowMs > b.windowMs;
+}

@@ -1,0 +1,37 @@
+import type { AlgorithmName } from '../algorithms/algorithm';
+import { algorithmOf, type PolicySet } from '../policy';
+import { formatFixedWindowValue, parseFixedWindowValue } from './lua/fixed-window';
+import { formatLeakyBucketValue, parseLeakyBucketValue } from './lua/leaky-bucket';
+import { formatSlidingLogValue, parseSlidingLogValue } from './lua/sliding-log';
+import { formatSlidingWindowValue, parseSlidingWindowValue } from './lua/sliding-window';
+import { formatTokenBucketValue, parseTokenBucketValue } from './lua/token-bucket';
+
+/**
+ * Each algorithm's state as one compact string, the form the shared stores
+ * keep: a Redis value, an RTDB child. One codec per algorithm, shared by both
+ * stores and by the Lua twins (which parse and write the same strings), so a
+ * state means the same wherever it lives. Junk parses to null (empty).
+ */
+export interface StateCodec {
+  format(state: unknown): string;
+  parse(value: string | null): unknown;
+}
+
+// The format functions take their algorithm's state; a store only hands back what that algorithm produced.
+export const STATE_CODECS: Readonly<Record<AlgorithmName, StateCodec>> = {
+  'fixed-window': { format: (s) => formatFixedWindowValue(s as never), parse: parseFixedWindowValue },
+  'sliding-window': { format: (s) => formatSlidingWindowValue(s as never), parse: parseSlidingWindowValue },
+  'sliding-log': { format: (s) => formatSlidingLogValue(s as never), parse: parseSlidingLogValue },
+  'token-bucket': { format: (s) => formatTokenBucketValue(s as never), parse: parseTokenBucketValue },
+  'leaky-bucket': { format: (s) => formatLeakyBucketValue(s as never), parse: parseLeakyBucketValue },
+};
+
+/**
+ * True for the layout every deployment had before several algorithms: one
+ * fixed-window policy, whose state is the key's whole value (Redis
+ * `prefix + key` = "windowNumber:count"; RTDB `{ [windowNumber]: count, e }`).
+ * The default configuration keeps it, so an upgrade reads the counts it wrote.
+ */
+export function isSingleFixedWindow(policies: PolicySet): boolean {
+  return policies.length === 1 && algorithmOf(policies[0]) === 'fixed-window';
+}
