@@ -81,7 +81,9 @@ async function limiterFor(name: VariantName): Promise<RequestHandler | undefined
     case 'diag-headers-only': {
       const { setRateLimitHeaders } = await import('../src/http/rate-limit-headers');
       const windowStart = Math.floor(Date.now() / WINDOW_MS) * WINDOW_MS;
-      const decision = { allowed: true, limit: LIMIT, remaining: LIMIT - 1, resetAtMs: windowStart + WINDOW_MS, retryAfterMs: 0, shared: false, reason: 'within_limit', policyName: 'default', windowMs: WINDOW_MS } as const;
+      const { toDecision } = await import('../src/limiter/rate-limiter');
+      const decisions = [{ allowed: true, limit: LIMIT, remaining: LIMIT - 1, resetAtMs: windowStart + WINDOW_MS, retryAfterMs: 0 }];
+      const decision = toDecision({ allowed: true, decisions }, [{ name: 'default', limit: LIMIT, windowMs: WINDOW_MS }], false);
       return (_req: Request, res: Response, next: NextFunction) => {
         setRateLimitHeaders(res, decision, Date.now());
         next();

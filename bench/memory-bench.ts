@@ -2,7 +2,7 @@ import os from 'node:os';
 import { MemoryStore } from 'express-rate-limit';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { createRateLimiter } from '../src/limiter/create-rate-limiter';
-import type { RateLimitPolicy } from '../src/limiter/policy';
+import type { PolicySet, RateLimitPolicy } from '../src/limiter/policy';
 import { MemoryWindowStore } from '../src/limiter/stores/memory-store';
 import { median, microseconds, percentile, printTable, timeCalls, type BenchTable } from './bench-table';
 
@@ -21,6 +21,8 @@ const WINDOW_MS = 60_000;
 
 /** High enough that every decision is allowed: we time the common path, not refusals. */
 const POLICY: RateLimitPolicy = { name: 'bench', limit: 1_000_000_000, windowMs: WINDOW_MS };
+/** The same policy as the one-policy set the stores take. */
+const POLICIES: PolicySet = [POLICY];
 
 interface Candidate {
   readonly name: string;
@@ -44,10 +46,10 @@ async function buildCandidates(): Promise<Candidate[]> {
     { name: 'Map get+set', call: (k) => map.set(k, (map.get(k) ?? 0) + 1), async: false },
     { name: 'express-rate-limit MemoryStore.increment', call: (k) => express.increment(k), async: true },
     { name: 'rate-limiter-flexible RateLimiterMemory.consume', call: (k) => flexible.consume(k), async: true },
-    { name: 'MemoryWindowStore.consume', call: (k) => store.consume(k, Date.now(), POLICY, 1), async: true },
+    { name: 'MemoryWindowStore.consume', call: (k) => store.consume(k, Date.now(), POLICIES, 1), async: true },
     {
       name: 'MemoryWindowStore.consumeSync (no promise)',
-      call: (k) => syncStore.consumeSync(k, Date.now(), POLICY, 1),
+      call: (k) => syncStore.consumeSync(k, Date.now(), POLICIES, 1),
       async: false,
       diagnostic: true,
     },

@@ -1,11 +1,10 @@
 import { createRateLimiter } from '../src/limiter/create-rate-limiter';
-import type { WindowDecision } from '../src/limiter/decision';
 import { OutageGuard } from '../src/limiter/outage-guard';
-import type { WindowAdjustment } from '../src/limiter/algorithms/fixed-window';
-import type { RateLimitPolicy } from '../src/limiter/policy';
+import type { Adjustment } from '../src/limiter/algorithms/algorithm';
+import type { PolicySet, RateLimitPolicy } from '../src/limiter/policy';
 import { WindowRateLimiter, type FailurePolicy, type RateLimiter } from '../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../src/limiter/stores/memory-store';
-import type { LimitStore } from '../src/limiter/limit-store';
+import type { LimitStore, StoreDecision } from '../src/limiter/limit-store';
 import { silentLogger } from '../src/shared/logger';
 import { LimiterMetrics } from '../src/metrics/limiter-metrics';
 import { median, percentile, printTable, timeCalls, type BenchTable } from './bench-table';
@@ -33,11 +32,11 @@ class SharedMemoryStore implements LimitStore {
   readonly backend = 'redis' as const;
   readonly shared = true;
   private readonly inner = new MemoryWindowStore();
-  consume(key: string, nowMs: number, policy: RateLimitPolicy, cost: number): Promise<WindowDecision> {
-    return this.inner.consume(key, nowMs, policy, cost);
+  consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
+    return this.inner.consume(key, nowMs, policies, cost);
   }
-  adjust(key: string, nowMs: number, policy: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
-    return this.inner.adjust(key, nowMs, policy, adjustment);
+  adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
+    return this.inner.adjust(key, nowMs, policies, adjustments);
   }
   close(): Promise<void> {
     return this.inner.close();
@@ -49,9 +48,9 @@ class HangingStore implements LimitStore {
   readonly backend = 'redis' as const;
   readonly shared = true;
   calls = 0;
-  consume(): Promise<WindowDecision> {
+  consume(): Promise<StoreDecision> {
     this.calls++;
-    return new Promise<WindowDecision>(() => undefined);
+    return new Promise<StoreDecision>(() => undefined);
   }
   adjust(): Promise<void> {
     return new Promise<void>(() => undefined);
@@ -70,7 +69,7 @@ function guarded(store: LimitStore, failurePolicy: FailurePolicy): RateLimiter {
   // Metrics on, as in production: their cost is part of what a request pays.
   const metrics = new LimiterMetrics();
   const guard = new OutageGuard({ backend: store.backend, timeoutMs: DEADLINE_MS, probeIntervalMs: PROBE_INTERVAL_MS, logger: silentLogger, metrics });
-  return new WindowRateLimiter({ store, guard, policy: POLICY, failurePolicy, clock: Date.now, logger: silentLogger, metrics });
+  return new WindowRateLimiter({ store, guard, policies: [POLICY], failurePolicy, clock: Date.now, logger: silentLogger, events: metrics });
 }
 
 async function buildCandidates(): Promise<Candidate[]> {

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { getDatabase, type Database } from 'firebase-admin/database';
 import { windowNumberAt } from '../src/limiter/algorithms/fixed-window';
-import type { RateLimitPolicy } from '../src/limiter/policy';
+import type { PolicySet, RateLimitPolicy } from '../src/limiter/policy';
 import { RtdbWindowStore } from '../src/limiter/stores/rtdb-store';
 import { createAdminApp, deleteAdminApp } from '../test/support/rtdb-server/admin-app';
 import { startRtdbTestServer, type RtdbTestServer } from '../test/support/rtdb-server';
@@ -32,6 +32,8 @@ const WARMUP = 50;
 const DELAY_MS = 1;
 /** High enough that every decision is allowed: we time the common path. */
 const POLICY: RateLimitPolicy = { name: 'bench', limit: 1_000_000_000, windowMs: 60_000 };
+/** The same policy as the one-policy set the stores take. */
+const POLICIES: PolicySet = [POLICY];
 
 interface Case {
   readonly network: string;
@@ -53,7 +55,7 @@ function casesOn(database: Database, network: string, perBlock: number, nowMs: n
   for (let k = 0; k < KEYS; k++) database.ref(`${root}/bare/k${k}`).on('value', () => undefined);
   const cases: Case[] = [
     { ...base, name: 'set() round trip', run: (i) => database.ref(`${root}/set/k${i % KEYS}`).set({ [windowKey]: ++setCount }) },
-    { ...base, name: 'our store, key in steady use', run: (i) => steady.consume(`k${i % KEYS}`, nowMs, POLICY, 1) },
+    { ...base, name: 'our store, key in steady use', run: (i) => steady.consume(`k${i % KEYS}`, nowMs, POLICIES, 1) },
     {
       ...base,
       name: 'naive transaction (no listener)',
@@ -62,7 +64,7 @@ function casesOn(database: Database, network: string, perBlock: number, nowMs: n
           .ref(`${root}/naive/k${i % KEYS}`)
           .transaction((current: Record<string, number> | null) => ({ [windowKey]: (current?.[windowKey] ?? 0) + 1 })),
     },
-    { ...base, name: 'our store, listener cache off', run: (i) => cold.consume(`k${i % KEYS}`, nowMs, POLICY, 1), diagnostic: true },
+    { ...base, name: 'our store, listener cache off', run: (i) => cold.consume(`k${i % KEYS}`, nowMs, POLICIES, 1), diagnostic: true },
     {
       ...base,
       name: 'bare transaction on a listened node',
