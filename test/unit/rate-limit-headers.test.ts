@@ -1,25 +1,28 @@
 import fc from 'fast-check';
 import type { Decision } from '../../src/limiter/decision';
 import { secondsUntil, setRateLimitHeaders } from '../../src/http/rate-limit-headers';
+import { toDecision } from '../../src/limiter/rate-limiter';
 
 const W = 60_000;
 /** A moment 12.5 s into a window that ends at END. */
 const END = 1_700_000_040_000;
 const NOW = END - 47_500;
 
+/** A one-policy decision: the headers read its top figures, which are that policy's. */
 function decision(overrides: Partial<Decision> = {}): Decision {
-  return {
+  const top = {
     allowed: true,
     limit: 10,
     remaining: 7,
     resetAtMs: END,
     retryAfterMs: 0,
-    shared: true,
-    reason: 'within_limit',
     policyName: 'default',
     windowMs: W,
+    algorithm: 'fixed-window' as const,
     ...overrides,
   };
+  const { allowed, limit, remaining, resetAtMs, retryAfterMs, policyName, windowMs, algorithm } = top;
+  return { shared: true, reason: 'within_limit', ...top, policies: overrides.policies ?? [{ allowed, limit, remaining, resetAtMs, retryAfterMs, policyName, windowMs, algorithm }] };
 }
 
 /** The headers one call sets, by the exact name it used. */
@@ -98,6 +101,29 @@ describe('setRateLimitHeaders', () => {
     const name = 'reconfigured-window';
     expect(headersFor(decision({ policyName: name, windowMs: 60_000 }))['RateLimit-Policy']).toBe(`"${name}";q=10;w=60`);
     expect(headersFor(decision({ policyName: name, windowMs: 3_600_000 }))['RateLimit-Policy']).toBe(`"${name}";q=10;w=3600`);
+  });
+
+  it('publishes the binding policy of a decision held to several: the one with least left', () => {
+    const burst = { name: 'burst', limit: 5, windowMs: 1_000 };
+    const minute = { name: 'minute', limit: 100, windowMs: W };
+    const d = toDecision(
+      {
+        allowed: true,
+        decisions: [
+          { allowed: true, limit: 5, remaining: 4, resetAtMs: NOW + 1_000, retryAfterMs: 0 },
+          { allowed: true, limit: 100, remaining: 2, resetAtMs: END, retryAfterMs: 0 },
+        ],
+      },
+      [burst, minute],
+      true,
+    );
+    expect(headersFor(d)).toEqual({
+      'x-ratelimit-limit': '100',
+      'x-ratelimit-remaining': '2',
+      'x-ratelimit-reset': String(END / 1000),
+      'RateLimit-Policy': '"minute";q=100;w=60',
+      RateLimit: '"minute";r=2;t=48',
+    });
   });
 
   it('keeps two policies apart: each answer carries its own policy name and numbers', () => {

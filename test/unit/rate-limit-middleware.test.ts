@@ -13,8 +13,11 @@ const END = 1_700_000_040_000;
 const NOW = END - 47_500;
 const policy: RateLimitPolicy = { name: 'default', limit: 10, windowMs: W };
 
+/** A one-policy decision: its top figures are that policy's. */
 function decision(overrides: Partial<Decision> = {}): Decision {
-  return { allowed: true, limit: 10, remaining: 9, resetAtMs: END, retryAfterMs: 0, shared: true, reason: 'within_limit', policyName: 'default', windowMs: W, ...overrides };
+  const top = { allowed: true, limit: 10, remaining: 9, resetAtMs: END, retryAfterMs: 0, policyName: 'default', windowMs: W, algorithm: 'fixed-window' as const, ...overrides };
+  const { allowed, limit, remaining, resetAtMs, retryAfterMs, policyName, windowMs, algorithm } = top;
+  return { shared: true, reason: 'within_limit', ...top, policies: overrides.policies ?? [{ allowed, limit, remaining, resetAtMs, retryAfterMs, policyName, windowMs, algorithm }] };
 }
 
 const refusedByLimit = decision({ allowed: false, remaining: 0, retryAfterMs: 47_500, reason: 'limit' });
@@ -25,7 +28,7 @@ function scriptedLimiter(answer: (key: string, options: ConsumeOptions | undefin
   const calls: { key: string; options: ConsumeOptions | undefined }[] = [];
   const limiter: RateLimiter = {
     backend: 'memory',
-    policy,
+    policies: [policy],
     failurePolicy: 'fail-open',
     consume: (key, options) => {
       calls.push({ key, options });
