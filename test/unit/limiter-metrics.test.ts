@@ -1,12 +1,11 @@
 import { register as globalRegistry } from 'prom-client';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { WindowDecision } from '../../src/limiter/decision';
 import { OutageGuard } from '../../src/limiter/outage-guard';
-import type { WindowAdjustment } from '../../src/limiter/algorithms/fixed-window';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
+import type { Adjustment } from '../../src/limiter/algorithms/algorithm';
+import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
 import { WindowRateLimiter, type FailurePolicy } from '../../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
-import type { LimitStore } from '../../src/limiter/limit-store';
+import type { LimitStore, StoreDecision } from '../../src/limiter/limit-store';
 import { silentLogger } from '../../src/shared/logger';
 import { LimiterMetrics } from '../../src/metrics/limiter-metrics';
 import { startMetricsServer } from '../../src/metrics/metrics-server';
@@ -19,11 +18,11 @@ class SwitchableSharedStore implements LimitStore {
   readonly shared = true;
   down = false;
   private readonly inner = new MemoryWindowStore();
-  consume(key: string, nowMs: number, p: RateLimitPolicy, cost: number): Promise<WindowDecision> {
-    return this.down ? Promise.reject(new Error('down')) : this.inner.consume(key, nowMs, p, cost);
+  consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
+    return this.down ? Promise.reject(new Error('down')) : this.inner.consume(key, nowMs, policies, cost);
   }
-  adjust(key: string, nowMs: number, p: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
-    return this.down ? Promise.reject(new Error('down')) : this.inner.adjust(key, nowMs, p, adjustment);
+  adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
+    return this.down ? Promise.reject(new Error('down')) : this.inner.adjust(key, nowMs, policies, adjustments);
   }
   close(): Promise<void> {
     return this.inner.close();
@@ -35,7 +34,7 @@ function sharedLimiter(failurePolicy: FailurePolicy) {
   const store = new SwitchableSharedStore();
   const clock = () => 0;
   const guard = new OutageGuard({ backend: 'redis', timeoutMs: 1_000, probeIntervalMs: 5_000, logger: silentLogger, clock, metrics });
-  const limiter = new WindowRateLimiter({ store, guard, policy, failurePolicy, clock, logger: silentLogger, metrics });
+  const limiter = new WindowRateLimiter({ store, guard, policies: [policy], failurePolicy, clock, logger: silentLogger, events: metrics });
   return { metrics, store, limiter };
 }
 
