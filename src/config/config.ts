@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { RateLimitPolicy } from '../limiter/policy';
+import { algorithmOf, type RateLimitPolicy } from '../limiter/policy';
+import { tiersOf } from './tiers-from-env';
+import type { Tier } from './tier';
 import type { FailurePolicy } from '../limiter/rate-limiter';
 import type { BackendName } from '../limiter/limit-store';
 import { InvalidRedisUrlError, parseRedisUrl } from '../limiter/stores/redis-url';
@@ -27,8 +29,8 @@ export interface Config {
   readonly rateLimit: {
     readonly backend: BackendName;
     /** The default tier first; every token's tier names one of these. */
-    readonly tiers: readonly RateLimitPolicy[];
-    readonly defaultTier: RateLimitPolicy;
+    readonly tiers: readonly Tier[];
+    readonly defaultTier: Tier;
     /** Failed authentication attempts per client address. */
     readonly authFailures: RateLimitPolicy;
     /**
@@ -114,10 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
   const v = values as KnobValues;
   const cwd = options.cwd ?? process.cwd();
 
-  const tiers: RateLimitPolicy[] = [
-    { name: 'default', limit: v.RATE_LIMIT_PER_MINUTE, windowMs: MINUTE_MS },
-    ...v.RATE_LIMIT_TIERS.map(({ name, perMinute }) => ({ name, limit: perMinute, windowMs: MINUTE_MS })),
-  ];
+  const tiers = tiersOf(env, v, path.resolve(cwd, v.LIMITS_FILE ?? '.'), options.readFile ?? defaultReadFile, problems);
 
   let redisUrl: string | undefined;
   if (v.RATE_LIMIT_BACKEND === 'redis') {
@@ -154,6 +153,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
     }
   }
 
+  if (v.RATE_LIMIT_BURST !== undefined && v.RATE_LIMIT_ALGORITHM !== 'token-bucket' && v.RATE_LIMIT_ALGORITHM !== 'leaky-bucket') {
+    problems.push({
+      knob: 'RATE_LIMIT_BURST',
+      problem: `only token-bucket and leaky-bucket have a burst; RATE_LIMIT_ALGORITHM is ${v.RATE_LIMIT_ALGORITHM}`,
+      fix: 'unset RATE_LIMIT_BURST, or set RATE_LIMIT_ALGORITHM=token-bucket or leaky-bucket',
+    });
+  }
+
   if (v.RATE_LIMIT_BACKEND === 'rtdb' && v.FIREBASE_DATABASE_URL === undefined) {
     problems.push({
       knob: 'FIREBASE_DATABASE_URL',
@@ -176,7 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
     rateLimit: {
       backend: v.RATE_LIMIT_BACKEND,
       tiers,
-      defaultTier: tiers[0] as RateLimitPolicy,
+      defaultTier: tiers[0] as Tier,
       authFailures: { name: 'auth-failures', limit: v.AUTH_FAILURES_PER_MINUTE, windowMs: MINUTE_MS },
       unauthenticated: { name: 'unauthenticated', limit: v.UNAUTHENTICATED_PER_MINUTE, windowMs: MINUTE_MS },
       refusedRequests: { name: 'refused-requests', limit: v.REFUSED_REQUESTS_PER_MINUTE, windowMs: MINUTE_MS },
@@ -214,7 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
 }
 
 /** The tier a token names, or undefined when the configuration has no such tier. */
-export function findTier(config: Config, name: string): RateLimitPolicy | undefined {
+export function findTier(config: Config, name: string): Tier | undefined {
   return config.rateLimit.tiers.find((tier) => tier.name === name);
 }
 
@@ -223,7 +230,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
   return {
     port: config.port,
     backend: config.rateLimit.backend,
-    tiers: config.rateLimit.tiers.map((t) => `${t.name}=${t.limit}/${t.windowMs / 1000}s`),
+    tiers: config.rateLimit.tiers.map((t) => `${t.name}=${t.policies.map((p) => `${algorithmOf(p)} ${p.limit}/${p.windowMs / 1000}s${p.burst === undefined ? '' : ` burst ${p.burst}`}`).join(' + ')}`),
     timeoutMs: config.rateLimit.timeoutMs,
     failurePolicy: config.rateLimit.failurePolicy,
     // Both are derived when unset; the boot line says what was derived.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ALGORITHM_NAMES, type AlgorithmName } from '../limiter/algorithms/algorithm';
 
 const positiveInt = (what: string) =>
   z.coerce.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
@@ -80,6 +81,16 @@ export const knobs = {
     positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(120),
     'set RATE_LIMIT_PER_MINUTE to a whole number of requests per minute, e.g. 120, or unset it for the default (120)',
   ),
+  RATE_LIMIT_ALGORITHM: knob(
+    z.enum(ALGORITHM_NAMES as [AlgorithmName, ...AlgorithmName[]], { error: `expected one of ${ALGORITHM_NAMES.join(', ')}` }).default('fixed-window'),
+    `set RATE_LIMIT_ALGORITHM to one of ${ALGORITHM_NAMES.join(', ')} (docs/algorithms.md compares them), or unset it for fixed-window`,
+  ),
+  /** The buckets' most calls at once for the default tier; unset: RATE_LIMIT_PER_MINUTE (see config.ts). */
+  RATE_LIMIT_BURST: knob(
+    positiveInt('a positive whole number of calls').max(1_000_000_000).optional(),
+    'set RATE_LIMIT_BURST to the most calls a token may make at once (token-bucket, leaky-bucket), e.g. 10, or unset it for RATE_LIMIT_PER_MINUTE',
+  ),
+  LIMITS_FILE: knob(z.string().optional(), 'set LIMITS_FILE to a readable JSON file of tiers (docs/limits-file.md), or unset it'),
   RATE_LIMIT_TIERS: knob(tiers, 'set RATE_LIMIT_TIERS to a comma list of name=perMinute, e.g. "pro=600,partner=1200"'),
   AUTH_FAILURES_PER_MINUTE: knob(
     positiveInt('a positive whole number of failed attempts per minute').default(10),

@@ -3,6 +3,9 @@ import { JsonRpcCode, jsonRpcError } from '../http/json-rpc-error';
 import { setRateLimitHeaders } from '../http/rate-limit-headers';
 import { refusalBody } from '../http/refusal-body';
 import type { Decision } from '../limiter/decision';
+import type { Tier } from '../config/tier';
+import { describePolicy, type PolicyDescription } from '../limiter/describe-policy';
+import { algorithmFor } from '../limiter/decide-set';
 import type { RateLimitPolicy } from '../limiter/policy';
 import { toDecision } from '../limiter/rate-limiter';
 
@@ -11,9 +14,12 @@ export const EXAMPLE_NOW_MS = 1_767_225_618_000;
 
 export interface TierFact {
   readonly name: string;
+  /** The first policy's figures: the tier's headline. */
   readonly limit: number;
   readonly windowSeconds: number;
   readonly isDefault: boolean;
+  /** Every policy of the tier, each in plain words from the algorithm that enforces it. */
+  readonly policies: readonly PolicyDescription[];
 }
 
 /**
@@ -53,14 +59,33 @@ export function windowSeconds(policy: RateLimitPolicy): number {
   return Math.round(policy.windowMs / 1000);
 }
 
-function tierFact(policy: RateLimitPolicy, defaultName: string): TierFact {
-  return { name: policy.name, limit: policy.limit, windowSeconds: windowSeconds(policy), isDefault: policy.name === defaultName };
+function tierFact(tier: Tier, defaultName: string): TierFact {
+  const first = tier.policies[0];
+  return { name: tier.name, limit: first.limit, windowSeconds: windowSeconds(first), isDefault: tier.name === defaultName, policies: tier.policies.map(describePolicy) };
 }
 
-function exampleDecision(policy: RateLimitPolicy, shared: boolean, allowed: boolean, nowMs: number): Decision {
-  const resetAtMs = (Math.floor(nowMs / policy.windowMs) + 1) * policy.windowMs;
-  const decision = { allowed, limit: policy.limit, remaining: allowed ? policy.limit - 1 : 0, resetAtMs, retryAfterMs: allowed ? 0 : resetAtMs - nowMs };
-  return toDecision({ allowed, decisions: [decision] }, [policy], shared);
+/**
+ * The headers of a first call (allowed) and of a call once the budget is
+ * spent (refused), computed by the algorithms that enforce the tier, so the
+ * example is what a real response carries.
+ */
+function exampleDecision(tier: Tier, shared: boolean, allowed: boolean, nowMs: number): Decision {
+  const { policies } = tier;
+  if (allowed) {
+    const decisions = policies.map((policy) => algorithmFor(policy).decide(null, nowMs, policy, 1).decision);
+    return toDecision({ allowed, decisions }, policies, shared);
+  }
+  // Spend the tightest policy to its end, then ask once more.
+  const states: unknown[] = policies.map(() => null);
+  const tightest = policies.reduce((a, b) => (algorithmFor(a).maxCost(a) <= algorithmFor(b).maxCost(b) ? a : b));
+  const i = policies.indexOf(tightest);
+  states[i] = algorithmFor(tightest).decide(null, nowMs, tightest, algorithmFor(tightest).maxCost(tightest)).next;
+  const decisions = policies.map((policy, j) => algorithmFor(policy).decide(states[j] ?? null, nowMs, policy, 1).decision);
+  return toDecision({ allowed: decisions.every((d) => d.allowed), decisions }, policies, shared);
+}
+
+function budgetFact(policy: RateLimitPolicy): { readonly limit: number; readonly windowSeconds: number } {
+  return { limit: policy.limit, windowSeconds: windowSeconds(policy) };
 }
 
 function headersOf(decision: Decision, nowMs: number): [string, string][] {
@@ -78,9 +103,9 @@ export function developersFacts(config: Config, baseUrl: string, nowMs: number =
   return {
     tiers: rateLimit.tiers.map((tier) => tierFact(tier, rateLimit.defaultTier.name)),
     defaultTier,
-    authFailures: { limit: rateLimit.authFailures.limit, windowSeconds: windowSeconds(rateLimit.authFailures) },
-    unauthenticated: { limit: rateLimit.unauthenticated.limit, windowSeconds: windowSeconds(rateLimit.unauthenticated) },
-    refusedRequests: { limit: rateLimit.refusedRequests.limit, windowSeconds: windowSeconds(rateLimit.refusedRequests) },
+    authFailures: budgetFact(rateLimit.authFailures),
+    unauthenticated: budgetFact(rateLimit.unauthenticated),
+    refusedRequests: budgetFact(rateLimit.refusedRequests),
     backend: rateLimit.backend,
     backendLabel: BACKEND_LABELS[rateLimit.backend],
     shared,

@@ -18,21 +18,31 @@ export function summarySection(f: DevelopersFacts): SafeHtml {
   <p class="card"><span class="big" data-figure="sharing">${f.shared ? 'Shared' : 'Per instance'}</span>
     <span class="label">${f.shared ? 'one count across every instance' : 'each instance counts on its own'}</span></p>
 </div>
-<p>Every token belongs to a tier. A call to <code>/mcp</code> costs one request; the count restarts at the
-start of each window (fixed windows, aligned to the clock).</p>
+<p>Every token belongs to a tier. A call to <code>/mcp</code> costs one request. Tier <code>${d.name}</code>
+allows ${promises(d)}.${d.policies.length > 1 ? ' A call must fit every one of these; a refused call counts against none of them.' : ''}</p>
 ${tierTable(f.tiers)}
 </section>`;
 }
 
+/** "at most 120 in any minute, and bursts of up to 10, then one call every 0.5 s": every policy of a tier, from its algorithm. */
+function promises(t: TierFact): string {
+  return t.policies.map((p) => p.words).join(', and ');
+}
+
 function tierTable(tiers: readonly TierFact[]): SafeHtml {
-  const rows = tiers.map(
-    (t) => html`<tr><td><code>${t.name}</code>${t.isDefault ? ' (default)' : ''}</td>
-<td class="num">${figure(`limit-tier-${t.name}`, t.limit)}</td>
-<td class="num">${figure(`window-tier-${t.name}`, t.windowSeconds)} s</td></tr>`,
+  const rows = tiers.flatMap((t) =>
+    t.policies.map((p, i) => {
+      // The first policy keeps the figure names the page always had; the others are named by policy.
+      const id = i === 0 ? `tier-${t.name}` : `policy-${t.name}-${p.name}`;
+      return html`<tr><td><code>${t.name}</code>${t.isDefault && i === 0 ? ' (default)' : ''}</td>
+<td class="num">${figure(`limit-${id}`, p.limit)}</td>
+<td class="num">${figure(`window-${id}`, p.windowSeconds)} s</td>
+<td><code>${p.algorithm}</code>: <span data-figure="promise-${id}">${p.words}</span></td></tr>`;
+    }),
   );
   return html`<div class="table-wrap"><table>
 <caption class="lede">Tiers configured on this service</caption>
-<thead><tr><th scope="col">Tier</th><th scope="col">Requests per token</th><th scope="col">Window</th></tr></thead>
+<thead><tr><th scope="col">Tier</th><th scope="col">Requests per token</th><th scope="col">Window</th><th scope="col">What it promises</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`;
 }
 
@@ -107,8 +117,9 @@ export function refusalSection(f: DevelopersFacts): SafeHtml {
   const headers = f.refusedHeaders.map(([name, value]) => `${name}: ${value}`).join('\n');
   return html`<section aria-labelledby="429">
 <h2 id="429">What a 429 means, and how to back off</h2>
-<p><strong>HTTP 429 Too Many Requests</strong> means your token has used its requests for the current window.
-Nothing is wrong with your request; it was not run. The count restarts when the window ends.</p>
+<p><strong>HTTP 429 Too Many Requests</strong> means your token has used what its tier allows for now (see
+<a href="#limits">your limit</a>). Nothing is wrong with your request; it was not run, and it counted against
+nothing. <code>Retry-After</code> says when the same call would pass.</p>
 <pre><code>HTTP/1.1 429 Too Many Requests
 ${headers}
 Content-Type: application/json

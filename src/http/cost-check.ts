@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { RateLimitPolicy } from '../limiter/policy';
+import { algorithmFor } from '../limiter/decide-set';
+import type { PolicySet, RateLimitPolicy } from '../limiter/policy';
 import { JsonRpcCode, jsonRpcError, requestIdOf, type JsonRpcErrorBody } from './json-rpc-error';
 
 export interface CostProblem {
@@ -13,20 +14,29 @@ export interface CostProblem {
 }
 
 /**
- * A call that costs more than any window of its policy can hold (cost >
- * limit) can never be allowed, so it is refused before the limiter, charged
- * nothing, with the figures the client needs to split it.
+ * A call that costs more than one of its policies can ever hold (a window's
+ * limit, a bucket's burst) can never be allowed, so it is refused before the
+ * limiter, charged nothing, with the figures the client needs to split it.
  */
-export function costProblem(cost: number, policy: RateLimitPolicy, id: JsonRpcErrorBody['id'] = null): CostProblem | undefined {
-  if (cost <= policy.limit) return undefined;
-  const windowSeconds = Math.round(policy.windowMs / 1000);
+export function costProblem(cost: number, policies: PolicySet, id: JsonRpcErrorBody['id'] = null): CostProblem | undefined {
+  let tightest: RateLimitPolicy | undefined;
+  let most = Number.POSITIVE_INFINITY;
+  for (const policy of policies) {
+    const maxCost = algorithmFor(policy).maxCost(policy);
+    if (maxCost < most) {
+      most = maxCost;
+      tightest = policy;
+    }
+  }
+  if (tightest === undefined || cost <= most) return undefined;
+  const windowSeconds = Math.round(tightest.windowMs / 1000);
   return {
     status: 413,
     body: jsonRpcError(
       id,
       JsonRpcCode.PayloadTooLarge,
-      `This batch costs ${cost} units; your limit is ${policy.limit} per ${windowSeconds} s, so it can never be allowed. Split it into batches of at most ${policy.limit} messages.`,
-      { reason: 'cost_exceeds_limit', cost, limit: policy.limit, windowSeconds, policy: policy.name },
+      `This batch costs ${cost} units; the most one call can cost under policy "${tightest.name}" (${algorithmFor(tightest).describe(tightest)}) is ${most}, so it can never be allowed. Split it into batches of at most ${most} messages.`,
+      { reason: 'cost_exceeds_limit', cost, limit: most, windowSeconds, policy: tightest.name },
     ),
   };
 }
@@ -34,14 +44,14 @@ export function costProblem(cost: number, policy: RateLimitPolicy, id: JsonRpcEr
 export interface CostCheckOptions {
   /** The same cost the limiter will charge. */
   readonly cost: (req: Request, res: Response) => number;
-  /** The same policy the limiter will charge against. */
-  readonly policy: (req: Request, res: Response) => RateLimitPolicy;
+  /** The same policies the limiter will charge against. */
+  readonly policies: (req: Request, res: Response) => PolicySet;
 }
 
 /** Express adapter, mounted right before the per-token limiter. */
 export function createCostCheck(options: CostCheckOptions): RequestHandler {
   return function costCheck(req: Request, res: Response, next: NextFunction): void {
-    const problem = costProblem(options.cost(req, res), options.policy(req, res), requestIdOf(req.body));
+    const problem = costProblem(options.cost(req, res), options.policies(req, res), requestIdOf(req.body));
     if (problem === undefined) {
       next();
       return;

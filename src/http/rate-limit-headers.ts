@@ -1,4 +1,4 @@
-import type { Decision } from '../limiter/decision';
+import type { Decision, PolicyDecision } from '../limiter/decision';
 
 export interface HeaderTarget {
   setHeader(name: string, value: string): unknown;
@@ -21,7 +21,7 @@ interface PolicyStrings {
 // Keyed by policy name alone (no per-request key string); bounded by the configured policy names.
 const policyStringsByName = new Map<string, PolicyStrings>();
 
-function policyStrings(decision: Decision): PolicyStrings {
+function policyStrings(decision: PolicyDecision): PolicyStrings {
   const cached = policyStringsByName.get(decision.policyName);
   if (cached !== undefined && cached.limit === decision.limit && cached.windowMs === decision.windowMs) return cached;
   const built: PolicyStrings = {
@@ -40,9 +40,18 @@ export function secondsUntil(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
+/** Every policy the call was held to, as RateLimit-Policy lists them: `"burst";q=10;w=1, "default";q=120;w=60`. */
+function policyList(decision: Decision): string {
+  if (decision.policies.length <= 1) return policyStrings(decision).policyText;
+  return decision.policies.map((p) => policyStrings(p).policyText).join(', ');
+}
+
 /**
  * The de-facto x-ratelimit-* trio and the IETF fields of
  * draft-ietf-httpapi-ratelimit-headers-10, all from one decision.
+ * RateLimit-Policy lists every policy; RateLimit and x-ratelimit-* report
+ * the most restrictive one (the decision's own fields), and Retry-After is
+ * when the call passes all of them.
  */
 export function setRateLimitHeaders(res: HeaderTarget, decision: Decision, nowMs: number): void {
   const strings = policyStrings(decision);
@@ -51,7 +60,7 @@ export function setRateLimitHeaders(res: HeaderTarget, decision: Decision, nowMs
   res.setHeader('x-ratelimit-limit', strings.limitText);
   res.setHeader('x-ratelimit-remaining', remaining);
   res.setHeader('x-ratelimit-reset', String(Math.ceil(decision.resetAtMs / 1000)));
-  res.setHeader('RateLimit-Policy', strings.policyText);
+  res.setHeader('RateLimit-Policy', policyList(decision));
   res.setHeader('RateLimit', `${strings.ratePrefix}${remaining};t=${resetSeconds}`);
   if (!decision.allowed) res.setHeader('Retry-After', String(secondsUntil(decision.retryAfterMs)));
 }

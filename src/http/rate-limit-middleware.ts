@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Decision } from '../limiter/decision';
-import type { RateLimitPolicy } from '../limiter/policy';
+import type { PolicySet } from '../limiter/policy';
 import type { RateLimiter } from '../limiter/rate-limiter';
 import { writeJsonRefusal } from './refusal-body';
 import { setRateLimitHeaders } from './rate-limit-headers';
@@ -13,8 +13,8 @@ export interface RateLimitMiddlewareOptions {
   readonly limiter: RateLimiter;
   /** The key to count against, e.g. the token id. Never a secret. */
   readonly key: (req: Request, res: Response) => string;
-  /** Default: the limiter's policy. A token's tier picks its own here. */
-  readonly policy?: (req: Request, res: Response) => RateLimitPolicy;
+  /** Default: the limiter's policies. A token's tier picks its own here. */
+  readonly policies?: (req: Request, res: Response) => PolicySet;
   /** Default 1. */
   readonly cost?: (req: Request, res: Response) => number;
   /** Default: `writeJsonRefusal`. */
@@ -38,7 +38,7 @@ export function createRateLimitMiddleware(options: RateLimitMiddlewareOptions): 
     let pending: Promise<Decision>;
     try {
       pending = options.limiter.consume(options.key(req, res), {
-        policy: options.policy?.(req, res),
+        policies: options.policies?.(req, res),
         cost: options.cost?.(req, res),
       });
     } catch (error) {

@@ -1,10 +1,10 @@
 import { findTier, type Config } from '../config/config';
-import type { RateLimitPolicy } from '../limiter/policy';
+import type { Tier } from '../config/tier';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 
 /**
- * The policy a token is counted under: its tier from the configuration. A
+ * The tier a token is counted under, from the configuration. A
  * token naming a tier the configuration does not have (a tier retired from
  * RATE_LIMIT_TIERS, a typo in the store) is counted under the default tier,
  * the lowest published limit, and a warning is logged once per unknown tier
@@ -12,7 +12,7 @@ import type { AuthenticatedToken } from '../tokens/token-record';
  * operator's config change; the default tier can never grant more than
  * anyone is promised. See docs/adr/0004-mcp-host-validation.md.
  */
-export function createTierResolver(config: Config, logger: Logger): (token: AuthenticatedToken) => RateLimitPolicy {
+export function createTierResolver(config: Config, logger: Logger): (token: AuthenticatedToken) => Tier {
   const warned = new Set<string>();
   return (token) => {
     const tier = findTier(config, token.tier);

@@ -4,7 +4,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from '../config/config';
 import { tokenOf } from '../http/request-locals';
 import { decisionOf } from '../http/request-locals';
-import type { RateLimitPolicy } from '../limiter/policy';
+import type { Tier } from '../config/tier';
 import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
@@ -23,8 +23,8 @@ export interface McpHandlerOptions {
   readonly limiter: RateLimiter;
   readonly logger: Logger;
   readonly clock: () => number;
-  /** The tier policy a token is counted under; the same function the rate-limit middleware used. */
-  readonly policyFor: (token: AuthenticatedToken) => RateLimitPolicy;
+  /** The tier a token is counted under; the same function the rate-limit middleware used. */
+  readonly policyFor: (token: AuthenticatedToken) => Tier;
   /** Default: every tool in ./tools. */
   readonly tools?: readonly ToolDefinition[];
 }
@@ -45,7 +45,7 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
       next(new Error('MCP handler reached without an authenticated token and a rate-limit decision'));
       return;
     }
-    const context: ToolContext = { token, decision, limiter: options.limiter, policy: options.policyFor(token), clock: options.clock };
+    const context: ToolContext = { token, decision, limiter: options.limiter, tier: options.policyFor(token), clock: options.clock };
 
     const server = new McpServer(SERVER_INFO, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
     registerTools(server, tools, context, options.logger);

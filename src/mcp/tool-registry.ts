@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Decision } from '../limiter/decision';
-import type { RateLimitPolicy } from '../limiter/policy';
+import type { Tier } from '../config/tier';
 import type { RateLimiter } from '../limiter/rate-limiter';
 import { describeError } from '../shared/describe-error';
 import type { Logger } from '../shared/logger';
@@ -14,8 +14,8 @@ export interface ToolContext {
   /** The decision made for this very HTTP request; tools read it rather than spend another unit. */
   readonly decision: Decision;
   readonly limiter: RateLimiter;
-  /** The caller's tier policy, the one `decision` was made under. */
-  readonly policy: RateLimitPolicy;
+  /** The caller's tier, whose policies `decision` was made under. */
+  readonly tier: Tier;
   readonly clock: () => number;
 }
 

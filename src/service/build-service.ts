@@ -5,7 +5,7 @@ import { createDevelopersHandler } from '../developers/developers-page';
 import { createAuthMiddleware } from '../http/auth-middleware';
 import { createApp } from './create-app';
 import { createRateLimiter, type RateLimiterOptions } from '../limiter/create-rate-limiter';
-import type { RateLimitPolicy } from '../limiter/policy';
+import type { PolicySet } from '../limiter/policy';
 import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
 import { createRequestLogMiddleware } from '../logging/request-log-middleware';
@@ -51,7 +51,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
   try {
     const metrics = new LimiterMetrics();
     const limiter = await createLimiter(config, firebaseApp, {
-      policy: config.rateLimit.defaultTier,
+      policies: config.rateLimit.defaultTier.policies,
       logger,
       metrics,
       clock: options.clock,
@@ -60,7 +60,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     opened.push(limiter);
     // Failed sign-ins get their own key space and figure on the same backend.
     const authFailureLimiter = await createLimiter(config, firebaseApp, {
-      policy: config.rateLimit.authFailures,
+      policies: [config.rateLimit.authFailures],
       logger,
       clock: options.clock,
       namespace: 'authFailures',
@@ -124,7 +124,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
 }
 
 interface LimiterSpec {
-  readonly policy: RateLimitPolicy;
+  readonly policies: PolicySet;
   readonly logger: Logger;
   readonly metrics?: LimiterMetrics;
   readonly clock?: () => number;
@@ -134,7 +134,7 @@ interface LimiterSpec {
 
 async function createLimiter(config: Config, firebaseApp: App | undefined, spec: LimiterSpec): Promise<RateLimiter> {
   const common: Omit<RateLimiterOptions, 'backend'> = {
-    policy: spec.policy,
+    policies: spec.policies,
     timeoutMs: config.rateLimit.timeoutMs,
     failurePolicy: config.rateLimit.failurePolicy,
     probeIntervalMs: config.rateLimit.probeIntervalMs,

@@ -116,7 +116,7 @@ export function createApp(deps: AppDependencies): express.Express {
   const rateLimit = createRateLimitMiddleware({
     limiter,
     key: (_req, res) => tokenOrThrow(res).id,
-    policy: (_req, res) => policyFor(tokenOrThrow(res)),
+    policies: (_req, res) => policyFor(tokenOrThrow(res)).policies,
     // A batch is as many calls as it carries messages; one HTTP request must not buy a hundred.
     cost: (req) => messageCount(req.body),
     refuse: writeMcpRefusal,
@@ -132,7 +132,7 @@ export function createApp(deps: AppDependencies): express.Express {
     ...(deps.refusedRequestLimiter === undefined ? [] : [createRefusedRequestBudget({ limiter: deps.refusedRequestLimiter, clock })]),
     createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes, ...bodyTimeouts, maxDepth: MAX_JSON_DEPTH, maxBatchMessages }),
     createMcpProtocolCheck(),
-    createCostCheck({ cost: (req) => messageCount(req.body), policy: (_req, res) => policyFor(tokenOrThrow(res)) }),
+    createCostCheck({ cost: (req) => messageCount(req.body), policies: (_req, res) => policyFor(tokenOrThrow(res)).policies }),
     rateLimit,
     createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools }),
   );

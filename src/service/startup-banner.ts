@@ -1,3 +1,4 @@
+import { algorithmOf } from '../limiter/policy';
 import type { Config } from '../config/config';
 import { TokenService } from '../tokens/token-service';
 import type { TokenStore } from '../tokens/token-record';
@@ -33,7 +34,7 @@ export function startupBanner(config: Config, baseUrl: string, devToken: Develop
     `firelimit listening on ${baseUrl}`,
     `  MCP endpoint:    POST ${baseUrl}/mcp`,
     `  Developer page:  ${baseUrl}/developers`,
-    `  Limit:           ${tier.limit} requests per ${tier.windowMs / 1000} s per token, ${shared}`,
+    `  Limit:           ${tier.policies.map((p) => `${p.limit} requests per ${p.windowMs / 1000} s ${algorithmOf(p) === 'fixed-window' ? '' : ` (${algorithmOf(p)})`}`).join(' + ')} per token, ${shared}`,
   ];
   if (devToken.secret !== undefined) {
     lines.push(

@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Config } from '../../config/config';
+import { describePolicy } from '../../limiter/describe-policy';
 
 export const LIMITS_RESOURCE_URI = 'firelimit://limits';
 
@@ -10,8 +11,10 @@ export function describeLimits(config: Config): Record<string, unknown> {
     defaultTier: config.rateLimit.defaultTier.name,
     tiers: config.rateLimit.tiers.map((tier) => ({
       name: tier.name,
-      limit: tier.limit,
-      windowSeconds: Math.round(tier.windowMs / 1000),
+      // The first policy's figures, as before several limits per tier; `policies` has them all.
+      limit: tier.policies[0].limit,
+      windowSeconds: Math.round(tier.policies[0].windowMs / 1000),
+      policies: tier.policies.map(describePolicy),
     })),
     headers: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'RateLimit-Policy', 'RateLimit', 'Retry-After (on 429)'],
   };

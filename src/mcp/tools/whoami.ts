@@ -15,9 +15,9 @@ export const whoamiTool = defineTool<Record<string, never>, typeof outputSchema>
   description: 'The token this request was authenticated with: its public id, name, rate-limit tier and scopes.',
   outputSchema,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  run(_args, { token, policy }) {
-    const structured = { tokenId: token.id, name: token.name, tier: policy.name, scopes: [...token.scopes] };
-    const text = `Token ${token.id} ("${token.name}"), tier ${policy.name}, scopes: ${token.scopes.join(', ') || '(none)'}.`;
+  run(_args, { token, tier }) {
+    const structured = { tokenId: token.id, name: token.name, tier: tier.name, scopes: [...token.scopes] };
+    const text = `Token ${token.id} ("${token.name}"), tier ${tier.name}, scopes: ${token.scopes.join(', ') || '(none)'}.`;
     return { text, structured };
   },
 });

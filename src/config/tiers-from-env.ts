@@ -1,0 +1,85 @@
+import { assertValidPolicySet, type RateLimitPolicy } from '../limiter/policy';
+import type { ConfigProblem } from './config-error';
+import type { KnobValues } from './knobs';
+import { parseLimitsFile } from './limits-file';
+import type { Tier } from './tier';
+
+const MINUTE_MS = 60_000;
+
+/** The knobs that shape the default tier; naming "default" in LIMITS_FILE as well would leave two answers. */
+const DEFAULT_TIER_KNOBS = ['RATE_LIMIT_PER_MINUTE', 'RATE_LIMIT_ALGORITHM', 'RATE_LIMIT_BURST'] as const;
+
+/**
+ * Every tier, the default first: `default` from RATE_LIMIT_PER_MINUTE,
+ * RATE_LIMIT_ALGORITHM and RATE_LIMIT_BURST (or LIMITS_FILE's "default"), the
+ * RATE_LIMIT_TIERS ones (same algorithm, each its own per-minute figure and a
+ * burst of that figure), then LIMITS_FILE's. Problems are pushed, not thrown,
+ * so one boot error lists them all.
+ */
+export function tiersOf(
+  env: NodeJS.ProcessEnv,
+  v: KnobValues,
+  limitsFilePath: string,
+  readFile: (filePath: string) => string,
+  problems: ConfigProblem[],
+): Tier[] {
+  const algorithm = v.RATE_LIMIT_ALGORITHM;
+  const envDefault: RateLimitPolicy = {
+    name: 'default',
+    algorithm,
+    limit: v.RATE_LIMIT_PER_MINUTE,
+    windowMs: MINUTE_MS,
+    ...(v.RATE_LIMIT_BURST !== undefined ? { burst: v.RATE_LIMIT_BURST } : {}),
+  };
+  let tiers: Tier[] = [
+    { name: 'default', policies: [envDefault] },
+    ...v.RATE_LIMIT_TIERS.map(({ name, perMinute }): Tier => ({ name, policies: [{ name, algorithm, limit: perMinute, windowMs: MINUTE_MS }] })),
+  ];
+  for (const tier of tiers) {
+    try {
+      assertValidPolicySet(tier.policies);
+    } catch (error) {
+      problems.push({
+        knob: tier.name === 'default' ? 'RATE_LIMIT_PER_MINUTE' : 'RATE_LIMIT_TIERS',
+        problem: `tier ${tier.name} under RATE_LIMIT_ALGORITHM=${algorithm}: ${(error as Error).message}`,
+        fix: 'choose a figure or an algorithm that fits (docs/algorithms.md), or define the tier in LIMITS_FILE',
+      });
+    }
+  }
+  if (v.LIMITS_FILE === undefined) return tiers;
+
+  let text: string;
+  try {
+    text = readFile(limitsFilePath);
+  } catch {
+    problems.push({ knob: 'LIMITS_FILE', problem: `the file ${limitsFilePath} cannot be read`, fix: 'point LIMITS_FILE at a readable JSON file (docs/limits-file.md), or unset it' });
+    return tiers;
+  }
+  const parsed = parseLimitsFile(text, { algorithm });
+  if (!parsed.ok) {
+    problems.push(...parsed.problems);
+    return tiers;
+  }
+  for (const tier of parsed.tiers) {
+    if (tier.name === 'default') {
+      const set = DEFAULT_TIER_KNOBS.filter((knob) => env[knob] !== undefined && env[knob]?.trim() !== '');
+      if (set.length > 0) {
+        problems.push({
+          knob: 'LIMITS_FILE',
+          problem: `tiers.default is defined in the file and by ${set.join(', ')}`,
+          fix: `keep one: remove tiers.default from LIMITS_FILE, or unset ${set.join(', ')}`,
+        });
+      }
+      tiers = [tier, ...tiers.slice(1)];
+    } else if (tiers.some((t) => t.name === tier.name)) {
+      problems.push({
+        knob: 'LIMITS_FILE',
+        problem: `tiers.${tier.name} is defined in the file and in RATE_LIMIT_TIERS`,
+        fix: `keep one: remove ${tier.name} from RATE_LIMIT_TIERS or from LIMITS_FILE`,
+      });
+    } else {
+      tiers.push(tier);
+    }
+  }
+  return tiers;
+}
