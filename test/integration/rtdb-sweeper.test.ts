@@ -4,7 +4,7 @@ import type { App } from 'firebase-admin/app';
 import { getDatabase, type Database } from 'firebase-admin/database';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import { encodeKeyPart } from '../../src/limiter/key';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
+import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
 import { RtdbWindowStore, type RtdbWindowStoreOptions } from '../../src/limiter/stores/rtdb-store';
 import { DEFAULT_SWEEP_BATCH_SIZE, DEFAULT_SWEEP_GRACE_MS, DEFAULT_SWEEP_MAX_BATCHES, RtdbSweeper } from '../../src/limiter/stores/rtdb-sweeper';
 import { createCapturingLogger } from '../support/capturing-logger';
@@ -13,6 +13,8 @@ import { rtdbForTests, type RtdbTestServer } from '../support/rtdb-server';
 
 const WINDOW_MS = 60_000;
 const POLICY: RateLimitPolicy = { name: 'auth-failures', limit: 5, windowMs: WINDOW_MS };
+/** The default layout: a set of exactly one fixed-window policy. */
+const SET: PolicySet = [POLICY];
 /** A realistic epoch, so window numbers are large. */
 const WINDOW = 29_600_000;
 const at = (windowNumber: number, offsetMs = 0): number => windowNumber * WINDOW_MS + offsetMs;
@@ -81,9 +83,9 @@ describe('the sweeper removes keys whose windows have passed', () => {
     const root = newRoot();
     let now = at(WINDOW, 10);
     const store = newStore(root, { now: () => now });
-    await store.consume(addr('1.2.3.4'), at(WINDOW, 10), POLICY, 1);
-    await store.consume(addr('5.6.7.8'), at(WINDOW + 1, 10), POLICY, 1);
-    await store.consume(addr('9.9.9.9'), at(WINDOW + 2, 10), POLICY, 1);
+    await store.consume(addr('1.2.3.4'), at(WINDOW, 10), SET, 1);
+    await store.consume(addr('5.6.7.8'), at(WINDOW + 1, 10), SET, 1);
+    await store.consume(addr('9.9.9.9'), at(WINDOW + 2, 10), SET, 1);
 
     // WINDOW ended at at(WINDOW + 1); one grace later it may go, not before.
     now = at(WINDOW + 1) + DEFAULT_SWEEP_GRACE_MS - 1;
@@ -98,12 +100,12 @@ describe('the sweeper removes keys whose windows have passed', () => {
   test('a swept key this store listens to counts from zero again', async () => {
     const root = newRoot();
     const store = newStore(root);
-    for (let i = 0; i < 5; i++) await store.consume('addr:busy', at(WINDOW, i), POLICY, 1);
+    for (let i = 0; i < 5; i++) await store.consume('addr:busy', at(WINDOW, i), SET, 1);
     expect(store.stats.listenedKeys).toBe(1);
     expect((await store.sweepOnce()).swept).toBe(1);
     expect(await server.read(`${root}/addr:busy`)).toBeNull();
-    const again = await store.consume('addr:busy', SWEEP_AT, POLICY, 1);
-    expect(again).toMatchObject({ allowed: true, remaining: 4 });
+    const again = await store.consume('addr:busy', SWEEP_AT, SET, 1);
+    expect(again).toMatchObject({ allowed: true, decisions: [{ allowed: true, remaining: 4 }] });
     expect(await server.read(`${root}/addr:busy`)).toEqual(node(WINDOW + 3, 1));
   });
 
@@ -150,14 +152,14 @@ describe('a key written again during the sweep survives', () => {
       clock: () => SWEEP_AT,
       afterQuery: async (keys) => {
         expect(keys).toEqual(['addr:a', 'addr:b', 'addr:c']);
-        await reviver.consume('addr:b', SWEEP_AT, POLICY, 1);
+        await reviver.consume('addr:b', SWEEP_AT, SET, 1);
       },
     });
 
     expect(await sweeper.sweepOnce()).toMatchObject({ swept: 2, kept: 1 });
     expect(await server.read(root)).toEqual({ 'addr:b': node(WINDOW + 3, 1) });
     // The revived key counts on, in its new window.
-    expect(await store.consume('addr:b', SWEEP_AT + 1, POLICY, 1)).toMatchObject({ allowed: true, remaining: 3 });
+    expect(await store.consume('addr:b', SWEEP_AT + 1, SET, 1)).toMatchObject({ allowed: true, decisions: [{ allowed: true, remaining: 3 }] });
   });
 });
 
@@ -230,9 +232,9 @@ describe('bounded work', () => {
       return jest.spyOn(queryProto as Record<string, () => unknown>, name);
     });
     try {
-      for (let i = 0; i < 8; i++) await store.consume(`addr:${i % 3}`, at(WINDOW + 3, i), POLICY, 1);
-      await store.consume('addr:0', at(WINDOW + 3, 9), POLICY, 0);
-      await store.adjust('addr:1', at(WINDOW + 3, 10), POLICY, { windowNumber: WINDOW + 3, atLeastCount: 0, deltaUnits: -1 });
+      for (let i = 0; i < 8; i++) await store.consume(`addr:${i % 3}`, at(WINDOW + 3, i), SET, 1);
+      await store.consume('addr:0', at(WINDOW + 3, 9), SET, 0);
+      await store.adjust('addr:1', at(WINDOW + 3, 10), SET, [{ atLeast: null, deltaUnits: -1 }]);
       expect(spies.map((spy) => spy.mock.calls.length)).toEqual(methods.map(() => 0));
 
       await store.sweepOnce();
@@ -259,8 +261,8 @@ describe('several instances', () => {
     stores.push(two);
 
     const traffic = Promise.all([
-      ...revived.map((addr, i) => (i % 2 === 0 ? one : two).consume(addr, SWEEP_AT, POLICY, 1)),
-      ...live.map((addr, i) => (i % 2 === 0 ? two : one).consume(addr, at(WINDOW + 3, 1), POLICY, 1)),
+      ...revived.map((addr, i) => (i % 2 === 0 ? one : two).consume(addr, SWEEP_AT, SET, 1)),
+      ...live.map((addr, i) => (i % 2 === 0 ? two : one).consume(addr, at(WINDOW + 3, 1), SET, 1)),
     ]);
     const [a, b] = await Promise.all([one.sweepOnce(), two.sweepOnce(), traffic]);
     // Whatever the first runs left (backlog, or keys they saw revived), later runs finish.
