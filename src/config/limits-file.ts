@@ -50,7 +50,7 @@ const tierSchema = z
 
 const fileSchema = z
   .object({
-    tiers: z.record(z.string().regex(NAME, { error: 'a tier name is 1-64 characters of A-Z a-z 0-9 _ -' }), tierSchema, { error: 'expected an object of tiers by name' }),
+    tiers: z.record(z.string(), tierSchema, { error: 'expected an object of tiers by name' }),
   })
   .strict();
 
@@ -85,6 +85,11 @@ export function parseLimitsFile(text: string, defaults: LimitsFileDefaults): Lim
   const tiers: Tier[] = [];
   const problems: ConfigProblem[] = [];
   for (const [tierName, tier] of Object.entries(parsed.data.tiers)) {
+    // Checked here, not by the schema: zod reports a bad record key with the record's own message.
+    if (!NAME.test(tierName)) {
+      problems.push({ knob: 'LIMITS_FILE', problem: `tiers.${tierName}: a tier name is 1-64 characters of A-Z a-z 0-9 _ -`, fix: 'rename the tier (tokens name it with --tier)' });
+      continue;
+    }
     const policies: RateLimitPolicy[] = tier.limits.map((limit) => {
       const windowMs = parseDuration(limit.window) as number;
       const algorithm = limit.algorithm ?? defaults.algorithm;

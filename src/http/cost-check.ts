@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { algorithmFor } from '../limiter/decide-set';
-import type { PolicySet, RateLimitPolicy } from '../limiter/policy';
+import { algorithmOf, type PolicySet, type RateLimitPolicy } from '../limiter/policy';
 import { JsonRpcCode, jsonRpcError, requestIdOf, type JsonRpcErrorBody } from './json-rpc-error';
 
 export interface CostProblem {
@@ -35,10 +35,15 @@ export function costProblem(cost: number, policies: PolicySet, id: JsonRpcErrorB
     body: jsonRpcError(
       id,
       JsonRpcCode.PayloadTooLarge,
-      `This batch costs ${cost} units; the most one call can cost under policy "${tightest.name}" (${algorithmFor(tightest).describe(tightest)}) is ${most}, so it can never be allowed. Split it into batches of at most ${most} messages.`,
+      `This batch costs ${cost} units; ${isBucket(tightest) ? `your burst is ${most} at once` : `your limit is ${most} per ${windowSeconds} s`}, so it can never be allowed. Split it into batches of at most ${most} messages.`,
       { reason: 'cost_exceeds_limit', cost, limit: most, windowSeconds, policy: tightest.name },
     ),
   };
+}
+
+function isBucket(policy: RateLimitPolicy): boolean {
+  const algorithm = algorithmOf(policy);
+  return algorithm === 'token-bucket' || algorithm === 'leaky-bucket';
 }
 
 export interface CostCheckOptions {

@@ -72,8 +72,8 @@ function expectedFigures(config: Config): Record<string, string> {
   const rl = config.rateLimit;
   const seconds = (ms: number): string => String(Math.round(ms / 1000));
   const expected: Record<string, string> = {
-    'limit-default': String(rl.defaultTier.limit),
-    'window-default': seconds(rl.defaultTier.windowMs),
+    'limit-default': String(rl.defaultTier.policies[0].limit),
+    'window-default': seconds(rl.defaultTier.policies[0].windowMs),
     'limit-auth-failures': String(rl.authFailures.limit),
     'window-auth-failures': seconds(rl.authFailures.windowMs),
     'limit-unauthenticated': String(rl.unauthenticated.limit),
@@ -84,8 +84,8 @@ function expectedFigures(config: Config): Record<string, string> {
     sharing: rl.backend === 'memory' ? 'Per instance' : 'Shared',
   };
   for (const tier of rl.tiers) {
-    expected[`limit-tier-${tier.name}`] = String(tier.limit);
-    expected[`window-tier-${tier.name}`] = seconds(tier.windowMs);
+    expected[`limit-tier-${tier.name}`] = String(tier.policies[0].limit);
+    expected[`window-tier-${tier.name}`] = seconds(tier.policies[0].windowMs);
   }
   if (rl.backend !== 'memory') {
     expected['failure-policy'] = rl.failurePolicy;

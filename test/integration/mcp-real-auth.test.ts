@@ -31,7 +31,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'firelimit-real-auth-'));
   config = loadConfig({ RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_TIERS: 'pro=50', TOKENS_FILE: path.join(dir, 'tokens.json') });
   auth = await buildRealAuth(config, logger);
-  limiter = await createRateLimiter({ backend: 'memory', policy: config.rateLimit.defaultTier, clock: () => NOW_MS });
+  limiter = await createRateLimiter({ backend: 'memory', policies: config.rateLimit.defaultTier.policies, clock: () => NOW_MS });
   app = createApp({ config, limiter, logger, authMiddleware: auth.authMiddleware, clock: () => NOW_MS });
 });
 
@@ -84,7 +84,7 @@ test('with the per-token limit spent, a bad or missing token gets 401 (not 429) 
   expect(missing.status).toBe(401);
 
   // A cost-0 read: the token's window still holds exactly the 3 allowed calls.
-  const after = await limiter.consume(token.id, { cost: 0, policy: config.rateLimit.defaultTier });
+  const after = await limiter.consume(token.id, { cost: 0, policies: config.rateLimit.defaultTier.policies });
   expect(after.remaining).toBe(0);
   expect((await post(secret, call(6))).body.error.data.retryAfterSeconds).toBe(50);
 });
@@ -94,7 +94,7 @@ test('a token without the mcp scope gets 403 before the limiter counts it', asyn
   const res = await post(secret, call(1));
   expect(res.status).toBe(403);
   expect(res.headers['x-ratelimit-remaining']).toBeUndefined();
-  const window = await limiter.consume(token.id, { cost: 0, policy: config.rateLimit.defaultTier });
+  const window = await limiter.consume(token.id, { cost: 0, policies: config.rateLimit.defaultTier.policies });
   expect(window.remaining).toBe(3);
 });
 

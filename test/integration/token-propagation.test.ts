@@ -46,7 +46,7 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i++) {
     const auth = await buildRealAuth(config, silentLogger, { clock });
     // The limiter's window stays put while the verifier's clock moves past its TTL.
-    const limiter = await createRateLimiter({ backend: 'memory', policy: config.rateLimit.defaultTier, clock: () => WINDOW_START_MS + 1_000 });
+    const limiter = await createRateLimiter({ backend: 'memory', policies: config.rateLimit.defaultTier.policies, clock: () => WINDOW_START_MS + 1_000 });
     instances.push({ auth, limiter, app: createApp({ config, limiter, logger: silentLogger, authMiddleware: auth.authMiddleware, clock }) });
   }
   operatorStore = new FileTokenStore({ path: config.tokens.file });

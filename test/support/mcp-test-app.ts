@@ -41,7 +41,7 @@ export async function buildTestApp(options: TestAppOptions = {}) {
   const logger = createCapturingLogger();
   const limiter: RateLimiter = await createRateLimiter({
     backend: 'memory',
-    policy: config.rateLimit.defaultTier,
+    policies: config.rateLimit.defaultTier.policies,
     clock: options.clock,
     logger,
   });

@@ -55,7 +55,7 @@ describe('loadConfig defaults', () => {
     const config = loadConfig({}, { cwd: '/srv', stdoutIsTty: false });
     expect(config.port).toBe(8080);
     expect(config.rateLimit.backend).toBe('memory');
-    expect(config.rateLimit.defaultTier).toEqual({ name: 'default', limit: 120, windowMs: 60_000 });
+    expect(config.rateLimit.defaultTier).toEqual({ name: 'default', policies: [{ name: 'default', algorithm: 'fixed-window', limit: 120, windowMs: 60_000 }] });
     expect(config.rateLimit.timeoutMs).toBe(1500);
     expect(config.rateLimit.failurePolicy).toBe('fail-open');
     expect(config.tokens.store).toBe('file');
@@ -73,17 +73,17 @@ describe('loadConfig defaults', () => {
   });
 
   it('treats an empty variable as unset', () => {
-    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '' }).rateLimit.defaultTier.limit).toBe(120);
+    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '' }).rateLimit.defaultTier.policies[0].limit).toBe(120);
   });
 
   it('builds every tier from RATE_LIMIT_TIERS beside the default', () => {
     const config = loadConfig({ RATE_LIMIT_PER_MINUTE: '30', RATE_LIMIT_TIERS: 'pro=600, partner=1200' });
-    expect(config.rateLimit.tiers.map((t) => [t.name, t.limit])).toEqual([
+    expect(config.rateLimit.tiers.map((t) => [t.name, t.policies[0].limit])).toEqual([
       ['default', 30],
       ['pro', 600],
       ['partner', 1200],
     ]);
-    expect(findTier(config, 'pro')?.limit).toBe(600);
+    expect(findTier(config, 'pro')?.policies[0].limit).toBe(600);
     expect(findTier(config, 'gold')).toBeUndefined();
   });
 
@@ -177,11 +177,11 @@ describe('loadConfig loads every valid explicit value', () => {
 
 describe('loadConfig: tiers', () => {
   it('has only the default tier when RATE_LIMIT_TIERS is unset', () => {
-    expect(loadConfig({}).rateLimit.tiers).toEqual([{ name: 'default', limit: 120, windowMs: 60_000 }]);
+    expect(loadConfig({}).rateLimit.tiers).toEqual([{ name: 'default', policies: [{ name: 'default', algorithm: 'fixed-window', limit: 120, windowMs: 60_000 }] }]);
   });
 
   it('accepts a limit of 1, spaces and an empty entry from a trailing comma', () => {
-    expect(loadConfig({ RATE_LIMIT_TIERS: ' trial=1 , pro=600,' }).rateLimit.tiers.map((t) => [t.name, t.limit])).toEqual([
+    expect(loadConfig({ RATE_LIMIT_TIERS: ' trial=1 , pro=600,' }).rateLimit.tiers.map((t) => [t.name, t.policies[0].limit])).toEqual([
       ['default', 120],
       ['trial', 1],
       ['pro', 600],

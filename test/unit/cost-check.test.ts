@@ -6,11 +6,11 @@ test.each([
   ['a cost within the limit', 1, undefined],
   ['a cost equal to the limit (a full window can hold it)', 120, undefined],
 ])('%s is not a problem', (_label, cost, expected) => {
-  expect(costProblem(cost, policy)).toEqual(expected);
+  expect(costProblem(cost, [policy])).toEqual(expected);
 });
 
 test('a cost above the limit is a 413 that states the cost, the limit and the remedy, not a retry', () => {
-  expect(costProblem(150, policy, 7)).toEqual({
+  expect(costProblem(150, [policy], 7)).toEqual({
     status: 413,
     body: {
       jsonrpc: '2.0',

@@ -35,7 +35,7 @@ async function init(request: Extract<AppWorkerRequest, { type: 'init' }>): Promi
   const clock = () => request.nowMs;
   limiter = await createRateLimiter({
     backend: 'rtdb',
-    policy: config.rateLimit.defaultTier,
+    policies: config.rateLimit.defaultTier.policies,
     timeoutMs: config.rateLimit.timeoutMs,
     failurePolicy: config.rateLimit.failurePolicy,
     clock,
