@@ -3,13 +3,12 @@ import { getDatabase, type Database } from 'firebase-admin/database';
 import { windowNumberAt } from '../../src/limiter/algorithms/fixed-window';
 import { DeadlineGuard } from '../support/deadline-guard';
 import { InvalidKeyError } from '../../src/limiter/key';
-import type { WindowDecision } from '../../src/limiter/decision';
-import type { StoreDecision } from '../../src/limiter/limit-store';
 import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
 import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
 import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
 import { silentLogger } from '../../src/shared/logger';
 import { createAdminApp, deleteAdminApp } from '../support/rtdb-server/admin-app';
+import { only } from '../support/only-decision';
 import { rtdbForTests, type RtdbTestServer } from '../support/rtdb-server';
 
 const WINDOW_MS = 60_000;
@@ -21,14 +20,6 @@ const WINDOW = 28_333_000;
 const at = (windowNumber: number, offsetMs = 0): number => windowNumber * WINDOW_MS + offsetMs;
 /** The stored node of a key holding `count` in `windowNumber`: the window and its end as `e`. */
 const node = (windowNumber: number, count: number): Record<string, number> => ({ [windowNumber]: count, e: at(windowNumber + 1) });
-
-/** The one decision of a one-policy set, checked to agree with the set's verdict. */
-function only(result: StoreDecision): WindowDecision {
-  expect(result.decisions).toHaveLength(1);
-  const decision = result.decisions[0] as WindowDecision;
-  expect(decision.allowed).toBe(result.allowed);
-  return decision;
-}
 
 let server: RtdbTestServer;
 let app: App;

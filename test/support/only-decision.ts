@@ -1,0 +1,10 @@
+import type { WindowDecision } from '../../src/limiter/decision';
+import type { StoreDecision } from '../../src/limiter/limit-store';
+
+/** The one decision of a one-policy set's StoreDecision, checked to agree with the set's verdict. */
+export function only(result: StoreDecision): WindowDecision {
+  expect(result.decisions).toHaveLength(1);
+  const decision = result.decisions[0] as WindowDecision;
+  expect(decision.allowed).toBe(result.allowed);
+  return decision;
+}
