@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { createClient } from 'redis';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
+import type { PolicySet } from '../../src/limiter/policy';
 import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
 import { REDIS_AUTH_REFUSED } from '../../src/limiter/stores/redis-store-error';
 import { createCapturingLogger, type CapturedEntry } from '../support/capturing-logger';
@@ -8,7 +8,7 @@ import { startRedisServer, type RedisServer } from '../support/redis-server';
 
 const PASSWORD = 'right-horse-battery';
 const WRONG = 'wrong-staple-9f3k';
-const POLICY: RateLimitPolicy = { name: 'default', limit: 10, windowMs: 60_000 };
+const POLICIES: PolicySet = [{ name: 'default', limit: 10, windowMs: 60_000 }];
 
 let server: RedisServer;
 let admin: ReturnType<typeof createClient>;
@@ -72,7 +72,7 @@ test('a wrong password is logged once, as a hint naming WRONGPASS and the knob, 
     },
   ]);
   // The limiter's calls fail with the same diagnosis, not a bare "client offline".
-  const error = await rejectionOf(store.consume('k', Date.now(), POLICY, 1));
+  const error = await rejectionOf(store.consume('k', Date.now(), POLICIES, 1));
   expect(error).toMatchObject({ name: 'RedisStoreError', code: REDIS_AUTH_REFUSED, redisCode: 'WRONGPASS' });
   expect(error.message).toBe('Redis refused the credentials (WRONGPASS): check the password in REDIS_URL or REDIS_URL_FILE');
   const everything = [inspect(logger.entries, { depth: 8 }), inspect(error), error.stack].join('\n');
@@ -85,7 +85,7 @@ test('no password where one is required is NOAUTH, with the same hint', async ()
   expect(hints(logger.entries).map((e) => [e.message, e.fields.redisCode])).toEqual([
     ['Redis refused the credentials (NOAUTH): check the password in REDIS_URL or REDIS_URL_FILE', 'NOAUTH'],
   ]);
-  await expect(store.consume('k', Date.now(), POLICY, 1)).rejects.toMatchObject({ code: REDIS_AUTH_REFUSED, redisCode: 'NOAUTH' });
+  await expect(store.consume('k', Date.now(), POLICIES, 1)).rejects.toMatchObject({ code: REDIS_AUTH_REFUSED, redisCode: 'NOAUTH' });
 });
 
 test("a user without the limiter's commands is NOPERM: one hint for many refused calls", async () => {
@@ -94,7 +94,7 @@ test("a user without the limiter's commands is NOPERM: one hint for many refused
   const { store, logger } = open(urlWith(`limited:${userPassword}@`));
   expect(await store.whenReady(5000)).toBe(true);
   for (let i = 0; i < 3; i++) {
-    await expect(store.consume('k', Date.now(), POLICY, 1)).rejects.toMatchObject({ code: REDIS_AUTH_REFUSED, redisCode: 'NOPERM' });
+    await expect(store.consume('k', Date.now(), POLICIES, 1)).rejects.toMatchObject({ code: REDIS_AUTH_REFUSED, redisCode: 'NOPERM' });
   }
   expect(hints(logger.entries).map((e) => [e.severity, e.fields.redisCode])).toEqual([['ERROR', 'NOPERM']]);
   expect(hints(logger.entries)[0]?.message).toMatch(/^Redis refused the credentials \(NOPERM\): the user in REDIS_URL or REDIS_URL_FILE lacks permission/);
@@ -110,7 +110,7 @@ test('the hint is logged again for a new outage, after the credentials worked in
   await admin.sendCommand(['CONFIG', 'SET', 'requirepass', storePassword]);
   try {
     expect(await store.whenReady(5000)).toBe(true);
-    expect(await store.consume('rotated', Date.now(), POLICY, 1)).toMatchObject({ allowed: true });
+    expect(await store.consume('rotated', Date.now(), POLICIES, 1)).toMatchObject({ allowed: true });
   } finally {
     await admin.sendCommand(['CONFIG', 'SET', 'requirepass', PASSWORD]);
   }
