@@ -1,4 +1,4 @@
-import { ALGORITHMS, type Adjustment, type AnyAlgorithm } from './algorithms';
+import { ALGORITHMS, assertValidAdjustment, type Adjustment, type AnyAlgorithm } from './algorithms';
 import type { PolicyDecision, WindowDecision } from './decision';
 import { algorithmOf, type PolicySet, type RateLimitPolicy } from './policy';
 
@@ -69,6 +69,21 @@ export function adjustSet(
     return adjusted;
   });
   return changed ? next : null;
+}
+
+/**
+ * Checks adjustments from outside the pure core (null: none), so a bad one
+ * never reaches a store: an integer delta, and a floor (`atLeast`) that is a
+ * state of the policy's own algorithm, as its parseState reads it.
+ */
+export function assertValidAdjustments(policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): void {
+  policies.forEach((policy, i) => {
+    const adjustment = adjustments[i] ?? null;
+    assertValidAdjustment(adjustment);
+    if (adjustment?.atLeast != null && algorithmFor(policy).parseState(adjustment.atLeast) === null) {
+      throw new RangeError(`adjustment atLeast for policy "${policy.name}" is not a ${algorithmOf(policy)} state: ${JSON.stringify(adjustment.atLeast)}`);
+    }
+  });
 }
 
 /** The same adjustment for every policy of the set. */

@@ -1,5 +1,5 @@
 import type { Adjustment } from '../algorithms/algorithm';
-import { adjustSet, decideSet, setExpiresAtMs } from '../decide-set';
+import { adjustSet, assertValidAdjustments, decideSet, setExpiresAtMs } from '../decide-set';
 import type { LimitStore, StoreDecision } from '../limit-store';
 import { stateSlotOf, type PolicySet } from '../policy';
 
@@ -22,6 +22,8 @@ export class MemoryWindowStore implements LimitStore {
   private previous = new Map<string, Slots>();
   private rotationMs = 0;
   private generationStartMs = Number.NEGATIVE_INFINITY;
+  /** The latest expiry written into the current generation: once it is the previous one, it must last until then. */
+  private currentExpiresAtMs = Number.NEGATIVE_INFINITY;
 
   consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
     // Not an async function: it would add a second promise per decision.
@@ -34,6 +36,10 @@ export class MemoryWindowStore implements LimitStore {
 
   adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
     try {
+      // Like the RTDB and Redis stores, refuse a bad adjustment instead of writing it (a NaN delta
+      // would turn the count into NaN). Here, not in adjustSync: that is the limiter's own path,
+      // fed only by states its stores produced, and runs on every call during an outage.
+      assertValidAdjustments(policies, adjustments);
       this.adjustSync(key, nowMs, policies, adjustments);
       return Promise.resolve();
     } catch (error) {
@@ -82,6 +88,7 @@ export class MemoryWindowStore implements LimitStore {
     }
     for (let i = 0; i < policies.length; i++) target[stateSlotOf(policies[i] as PolicySet[number])] = states[i] ?? null;
     const expiresAtMs = setExpiresAtMs(states, policies);
+    if (expiresAtMs !== null && expiresAtMs > this.currentExpiresAtMs) this.currentExpiresAtMs = expiresAtMs;
     if (expiresAtMs === null || expiresAtMs - nowMs <= this.rotationMs) return;
     const first = this.rotationMs === 0;
     this.rotationMs = expiresAtMs - nowMs;
@@ -109,8 +116,15 @@ export class MemoryWindowStore implements LimitStore {
       this.previous = this.current;
     }
     this.current = new Map();
-    // Aligned to multiples of rotationMs, so the two generations span at most the last two rotations.
-    this.generationStartMs = Math.floor(nowMs / this.rotationMs) * this.rotationMs;
+    // Aligned to multiples of rotationMs, so the two generations span at most the last two rotations;
+    // but never earlier than one rotation before the latest expiry the generation just retired holds,
+    // since it is dropped one rotation after this start. The grid alone kept that promise only while
+    // rotationMs never grew: once a write lengthens it, the grid of the new length can start this
+    // generation before writes of the old one, whose live counts were then dropped (a sliding-window
+    // count forgotten 1.5 s before it expired, by test/integration/store-contract.test.ts).
+    const alignedMs = Math.floor(nowMs / this.rotationMs) * this.rotationMs;
+    this.generationStartMs = Math.max(alignedMs, this.currentExpiresAtMs - this.rotationMs);
+    this.currentExpiresAtMs = Number.NEGATIVE_INFINITY;
   }
 }
 
