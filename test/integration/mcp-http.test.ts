@@ -200,7 +200,7 @@ describe('failures', () => {
     const secretText = 'redis://user:hunter2@cache.internal:6379';
     const limiter: RateLimiter = {
       backend: 'memory',
-      policy: config.rateLimit.defaultTier,
+      policies: config.rateLimit.defaultTier.policies,
       failurePolicy: 'fail-open',
       consume: () => Promise.reject(new Error(`connect failed: ${secretText}`)),
       refund: async () => undefined,

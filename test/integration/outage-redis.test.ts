@@ -74,7 +74,7 @@ async function fromParts(failurePolicy: FailurePolicy): Promise<{ app: OutageApp
     store = new RedisWindowStore({ url: redis.url, commandTimeoutMs: DEADLINE_MS, logger });
     const clock = Date.now;
     const guard = new OutageGuard({ backend: 'redis', timeoutMs: DEADLINE_MS, probeIntervalMs: PROBE_INTERVAL_MS, logger, clock, metrics });
-    return new WindowRateLimiter({ store, guard, policy, failurePolicy, clock, logger, metrics });
+    return new WindowRateLimiter({ store, guard, policies: [policy], failurePolicy, clock, logger, events: metrics });
   });
   outageApps.push(app);
   if (store === undefined) throw new Error('store not built');
