@@ -49,7 +49,7 @@ export async function runRedisBench(): Promise<BenchTable> {
     store = new RedisWindowStore({ url: server.url, keyPrefix: 'bench-fl:' });
     if (!(await store.whenReady(5000))) throw new Error('bench: RedisWindowStore did not connect');
     // A short probe interval so the connect-time outage (its first calls beat the connection) ends at once.
-    limiter = await createRateLimiter({ backend: 'redis', redis: { url: server.url, keyPrefix: 'bench-rl:' }, policy: POLICY, probeIntervalMs: 50 });
+    limiter = await createRateLimiter({ store: new RedisWindowStore({ url: server.url, keyPrefix: 'bench-rl:' }), policy: POLICY, probeIntervalMs: 50 });
     const rlr = new RateLimitRedisStore({
       sendCommand: (...args: string[]) => client.sendCommand(args) as Promise<never>,
       prefix: 'bench-rlr:',

@@ -1,10 +1,12 @@
 import type { App } from 'firebase-admin/app';
-import type { Express } from 'express';
+import type { Express, RequestHandler } from 'express';
+import type { ToolDefinition } from '../mcp/tool-registry';
 import type { Config } from '../config/config';
 import { createDevelopersHandler } from '../developers/developers-page';
 import { createAuthMiddleware } from '../http/auth-middleware';
 import { createApp } from './create-app';
-import { createRateLimiter, type RateLimiterOptions } from '../limiter/create-rate-limiter';
+import { createRateLimiter } from '../limiter/create-rate-limiter';
+import { createLimitStore } from './create-limit-store';
 import type { PolicySet } from '../limiter/policy';
 import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
@@ -34,6 +36,13 @@ export interface BuildServiceOptions {
   readonly logger: Logger;
   /** Injected time for everything that reads it: limiters, token cache, headers, tools; default Date.now. */
   readonly clock?: () => number;
+  /**
+   * Replaces the auth stack (token store lookups, failed sign-in budgets) in
+   * front of /mcp. Tests of the HTTP layer only; the service never sets it.
+   */
+  readonly authMiddleware?: RequestHandler;
+  /** The MCP tools served; default every tool in src/mcp/tools. */
+  readonly tools?: readonly ToolDefinition[];
 }
 
 /**
@@ -67,9 +76,9 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     });
     opened.push(authFailureLimiter);
     // Local on purpose: what it stops is a flood, and counting a flood in the shared store would be the flood's goal.
-    const unauthenticatedLimiter = await createRateLimiter({ backend: 'memory', policy: config.rateLimit.unauthenticated, clock: options.clock });
+    const unauthenticatedLimiter = await createRateLimiter({ policy: config.rateLimit.unauthenticated, clock: options.clock });
     opened.push(unauthenticatedLimiter);
-    const refusedRequestLimiter = await createRateLimiter({ backend: 'memory', policy: config.rateLimit.refusedRequests, clock: options.clock });
+    const refusedRequestLimiter = await createRateLimiter({ policy: config.rateLimit.refusedRequests, clock: options.clock });
     opened.push(refusedRequestLimiter);
     // Connect before taking traffic: a request that arrived while a client was
     // still connecting would open an outage for a whole probe interval.
@@ -92,7 +101,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       refusedRequestLimiter,
       logger,
       clock: options.clock,
-      authMiddleware: createAuthMiddleware({
+      authMiddleware: options.authMiddleware ?? createAuthMiddleware({
         verifier,
         authFailureLimiter,
         authFailurePolicy: config.rateLimit.authFailures,
@@ -104,6 +113,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
         clock: options.clock,
       }),
       developersPage: createDevelopersHandler(config),
+      tools: options.tools,
       requestLogger: createRequestLogMiddleware(logger, { projectId: config.firebase.projectId }),
     });
 
@@ -133,35 +143,14 @@ interface LimiterSpec {
 }
 
 async function createLimiter(config: Config, firebaseApp: App | undefined, spec: LimiterSpec): Promise<RateLimiter> {
-  const common: Omit<RateLimiterOptions, 'backend'> = {
+  return createRateLimiter({
+    store: await createLimitStore(config, firebaseApp, spec),
     policies: spec.policies,
     timeoutMs: config.rateLimit.timeoutMs,
     failurePolicy: config.rateLimit.failurePolicy,
     probeIntervalMs: config.rateLimit.probeIntervalMs,
     logger: spec.logger,
-    metrics: spec.metrics,
+    events: spec.metrics,
     clock: spec.clock,
-  };
-  switch (config.rateLimit.backend) {
-    case 'memory':
-      return createRateLimiter({ ...common, backend: 'memory' });
-    case 'rtdb': {
-      const { getDatabase } = await import('firebase-admin/database');
-      return createRateLimiter({
-        ...common,
-        backend: 'rtdb',
-        rtdb: { database: getDatabase(firebaseApp), rootPath: spec.namespace },
-      });
-    }
-    case 'redis': {
-      // loadConfig refuses to boot the redis backend without a URL; this only narrows the type.
-      if (config.redis.url === undefined) throw new TypeError('redis backend without a URL');
-      return createRateLimiter({
-        ...common,
-        backend: 'redis',
-        // One deadline: the store gives up on a command when the guard stops waiting for it.
-        redis: { url: config.redis.url, keyPrefix: `${config.redis.keyPrefix}${spec.namespace}:`, commandTimeoutMs: config.rateLimit.timeoutMs },
-      });
-    }
-  }
+  });
 }

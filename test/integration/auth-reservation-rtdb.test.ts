@@ -1,4 +1,5 @@
 import type { App } from 'firebase-admin/app';
+import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
 import { getDatabase } from 'firebase-admin/database';
 import express, { type Express } from 'express';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -41,8 +42,8 @@ afterAll(async () => {
 async function instance(store: FileTokenStore, rootPath: string, verifications: { count: number }): Promise<{ app: Express; failures: RateLimiter }> {
   const adminApp = createAdminApp(server);
   apps.push(adminApp);
-  const failures = await createRateLimiter({ backend: 'rtdb', policy: FAILURES, rtdb: { database: getDatabase(adminApp), rootPath } });
-  const unauthenticated = await createRateLimiter({ backend: 'memory', policy: UNAUTHENTICATED });
+  const failures = await createRateLimiter({ store: new RtdbWindowStore({ database: getDatabase(adminApp), rootPath }), policy: FAILURES });
+  const unauthenticated = await createRateLimiter({ policy: UNAUTHENTICATED });
   limiters.push(failures, unauthenticated);
   await failures.whenReady(5_000);
   const cached = new CachedTokenVerifier({ store });

@@ -1,4 +1,6 @@
 import { getDatabase } from 'firebase-admin/database';
+import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
+import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 import { startRedisServer } from '../support/redis-server';
@@ -15,7 +17,7 @@ const WAIT_MS = 3_000;
 const UNREACHABLE_WAIT_MS = 300;
 
 test('the memory backend is ready at once', async () => {
-  const limiter = await createRateLimiter({ backend: 'memory', policy });
+  const limiter = await createRateLimiter({ policy });
   await expect(limiter.whenReady(0)).resolves.toBe(true);
   await limiter.close();
 });
@@ -23,7 +25,7 @@ test('the memory backend is ready at once', async () => {
 test('an rtdb limiter is ready once its client has connected, and its first decision is shared', async () => {
   const server = await startRtdbTestServer();
   const app = createAdminApp(server);
-  const limiter = await createRateLimiter({ backend: 'rtdb', policy, rtdb: { database: getDatabase(app) } });
+  const limiter = await createRateLimiter({ store: new RtdbWindowStore({ database: getDatabase(app), rootPath: 'rateLimits' }), policy });
   try {
     await expect(limiter.whenReady(WAIT_MS)).resolves.toBe(true);
     await expect(limiter.consume('tok_ready')).resolves.toMatchObject({ shared: true, reason: 'within_limit' });
@@ -38,7 +40,7 @@ test('an rtdb limiter whose server is frozen reports not ready after the wait, w
   const server = await startRtdbTestServer();
   await server.suspend();
   const app = createAdminApp(server);
-  const limiter = await createRateLimiter({ backend: 'rtdb', policy, rtdb: { database: getDatabase(app) } });
+  const limiter = await createRateLimiter({ store: new RtdbWindowStore({ database: getDatabase(app), rootPath: 'rateLimits' }), policy });
   try {
     const startedAt = Date.now();
     await expect(limiter.whenReady(UNREACHABLE_WAIT_MS)).resolves.toBe(false);
@@ -53,7 +55,7 @@ test('an rtdb limiter whose server is frozen reports not ready after the wait, w
 
 test('a redis limiter is ready once connected, and reports not ready when nothing listens', async () => {
   const redis = await startRedisServer();
-  const limiter = await createRateLimiter({ backend: 'redis', policy, redis: { url: redis.url } });
+  const limiter = await createRateLimiter({ store: new RedisWindowStore({ url: redis.url }), policy });
   try {
     await expect(limiter.whenReady(WAIT_MS)).resolves.toBe(true);
     await expect(limiter.consume('tok_ready')).resolves.toMatchObject({ shared: true, reason: 'within_limit' });
@@ -61,7 +63,7 @@ test('a redis limiter is ready once connected, and reports not ready when nothin
     await limiter.close();
   }
   await redis.stop();
-  const unreachable = await createRateLimiter({ backend: 'redis', policy, redis: { url: redis.url } });
+  const unreachable = await createRateLimiter({ store: new RedisWindowStore({ url: redis.url }), policy });
   try {
     await expect(unreachable.whenReady(UNREACHABLE_WAIT_MS)).resolves.toBe(false);
   } finally {

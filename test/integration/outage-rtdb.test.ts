@@ -1,4 +1,5 @@
 import type { App } from 'firebase-admin/app';
+import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
 import { getDatabase, type Database } from 'firebase-admin/database';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import {
@@ -56,14 +57,13 @@ async function rtdbApp(failurePolicy: 'fail-open' | 'fail-closed'): Promise<{ ap
   const database = getDatabase(adminApp);
   const app = await startOutageApp(failurePolicy, ({ logger, metrics }) =>
     createRateLimiter({
-      backend: 'rtdb',
+      store: new RtdbWindowStore({ database, rootPath: 'rateLimits' }),
       policy,
-      rtdb: { database },
       timeoutMs: DEADLINE_MS,
       probeIntervalMs: PROBE_INTERVAL_MS,
       failurePolicy,
       logger,
-      metrics,
+      events: metrics,
     }),
   );
   outageApps.push(app);

@@ -1,4 +1,5 @@
 import type { App } from 'firebase-admin/app';
+import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
 import { getDatabase } from 'firebase-admin/database';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { Decision } from '../../src/limiter/decision';
@@ -53,12 +54,11 @@ function testClock(): { now: () => number; jump: (ms: number) => void } {
 
 async function newLimiter(policy: RateLimitPolicy, rootPath: string, clock: () => number): Promise<RateLimiter> {
   const limiter = await createRateLimiter({
-    backend: 'rtdb',
+    store: new RtdbWindowStore({ database: getDatabase(app), rootPath, clock }),
     policy,
     timeoutMs: TIMEOUT_MS,
     probeIntervalMs: PROBE_INTERVAL_MS,
     clock,
-    rtdb: { database: getDatabase(app), rootPath },
   });
   limiters.push(limiter);
   return limiter;

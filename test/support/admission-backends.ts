@@ -1,4 +1,6 @@
 import type { App } from 'firebase-admin/app';
+import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
+import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
 import { getDatabase } from 'firebase-admin/database';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { RateLimiter } from '../../src/limiter/rate-limiter';
@@ -17,7 +19,7 @@ export async function redisAdmissionBackend(): Promise<AdmissionBackend & { clos
     async instances(count, clock) {
       const limiters: RateLimiter[] = [];
       for (let i = 0; i < count; i++) {
-        const limiter = await createRateLimiter({ ...common, backend: 'redis', clock, redis: { url: server.url, commandTimeoutMs: ADMISSION_DEADLINE_MS } });
+        const limiter = await createRateLimiter({ ...common, clock, store: new RedisWindowStore({ url: server.url, commandTimeoutMs: ADMISSION_DEADLINE_MS }) });
         await limiter.whenReady(5_000);
         limiters.push(limiter);
       }
@@ -41,7 +43,7 @@ export async function rtdbAdmissionBackend(): Promise<AdmissionBackend & { close
       for (let i = 0; i < count; i++) {
         const app = createAdminApp(server);
         apps.push(app);
-        const limiter = await createRateLimiter({ ...common, backend: 'rtdb', clock, rtdb: { database: getDatabase(app) } });
+        const limiter = await createRateLimiter({ ...common, clock, store: new RtdbWindowStore({ database: getDatabase(app), rootPath: 'rateLimits', clock }) });
         await limiter.whenReady(5_000);
         limiters.push(limiter);
       }

@@ -1,11 +1,12 @@
 /**
  * A separate OS process holding its own firebase-admin app and its own
- * limiter from createRateLimiter({ backend: 'rtdb' }), driven over IPC by a
+ * limiter over an RtdbWindowStore, driven over IPC by a
  * test. Stands in for one Cloud Run instance.
  *
  * The parent sets FIREBASE_DATABASE_EMULATOR_HOST in this process's
  * environment, which is how firebase-admin finds the test server.
  */
+import { RtdbWindowStore } from '../../../src/limiter/stores/rtdb-store';
 import { deleteApp, initializeApp, type App } from 'firebase-admin/app';
 import { getDatabase } from 'firebase-admin/database';
 import { createRateLimiter } from '../../../src/limiter/create-rate-limiter';
@@ -25,11 +26,10 @@ async function init(request: Extract<WorkerRequest, { type: 'init' }>): Promise<
   // Open the connection before the test starts timing anything.
   await database.ref('.info/serverTimeOffset').get();
   limiter = await createRateLimiter({
-    backend: 'rtdb',
+    store: new RtdbWindowStore({ database, rootPath: request.rootPath, clock: () => request.nowMs }),
     policy: request.policy,
     timeoutMs: request.timeoutMs,
     clock: () => request.nowMs,
-    rtdb: { database, rootPath: request.rootPath },
   });
 }
 

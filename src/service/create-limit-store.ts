@@ -1,0 +1,41 @@
+import type { App } from 'firebase-admin/app';
+import type { Config } from '../config/config';
+import type { LimitStore } from '../limiter/limit-store';
+import { MemoryWindowStore } from '../limiter/stores/memory-store';
+import type { Logger } from '../shared/logger';
+
+export interface LimitStoreSpec {
+  /** RTDB root path and Redis key prefix suffix: each limiter counts in its own key space. */
+  readonly namespace: string;
+  readonly logger: Logger;
+  /** The RTDB sweeper judges expiry by the same clock the decisions use. */
+  readonly clock?: () => number;
+}
+
+/**
+ * The one place a backend is chosen: the store behind a limiter, from
+ * `config.rateLimit.backend`. Loaded only when chosen, so the memory backend
+ * never pays for firebase-admin's database client or the redis package.
+ */
+export async function createLimitStore(config: Config, firebaseApp: App | undefined, spec: LimitStoreSpec): Promise<LimitStore> {
+  switch (config.rateLimit.backend) {
+    case 'memory':
+      return new MemoryWindowStore();
+    case 'rtdb': {
+      const [{ getDatabase }, { RtdbWindowStore }] = await Promise.all([import('firebase-admin/database'), import('../limiter/stores/rtdb-store')]);
+      return new RtdbWindowStore({ database: getDatabase(firebaseApp), rootPath: spec.namespace, clock: spec.clock, logger: spec.logger });
+    }
+    case 'redis': {
+      // loadConfig refuses to boot the redis backend without a URL; this only narrows the type.
+      if (config.redis.url === undefined) throw new TypeError('redis backend without a URL');
+      const { RedisWindowStore } = await import('../limiter/stores/redis-store');
+      return new RedisWindowStore({
+        url: config.redis.url,
+        keyPrefix: `${config.redis.keyPrefix}${spec.namespace}:`,
+        // One deadline: the store gives up on a command when the guard stops waiting for it.
+        commandTimeoutMs: config.rateLimit.timeoutMs,
+        logger: spec.logger,
+      });
+    }
+  }
+}
