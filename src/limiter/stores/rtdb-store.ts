@@ -147,16 +147,22 @@ export class RtdbWindowStore implements LimitStore {
   }
 
   /**
-   * One transaction running `adjustSet`. Aborting on the local view when it
-   * says "nothing to do" is safe here: an adjustment that changes nothing
-   * against a stale view would only merge or spend what is already there.
+   * One transaction running `adjustSet`. "Nothing to do" is trusted on the
+   * local view only as a refusal is in consume: a refund (negative delta) is a
+   * no-op on a view that lacks the units it gives back, and a cold view (no
+   * listener, or not delivered yet) is empty. Aborting there dropped the
+   * refund on the client, unsent (found by test/integration/store-contract-sets.test.ts:
+   * a refund through a second client never reached the server).
    */
   async adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
     adjustments.forEach(assertValidAdjustment);
-    const { path, ref } = this.node(key, nowMs, policies);
+    const { path, ref, tracksServer } = this.node(key, nowMs, policies);
     const update = (current: unknown): unknown => {
       const next = adjustSet(readSetStates(current, policies), nowMs, policies, adjustments);
-      return next === null ? undefined : setNode(next, policies);
+      if (next !== null) return setNode(next, policies);
+      if (tracksServer() && this.inFlight.at(path) === 1) return undefined; // abort: no write
+      // Written back as read: the server's hash check confirms this view, or re-runs us on fresh data.
+      return current;
     };
     await this.inFlight.around(path, () => ref.transaction(update, undefined, false));
   }

@@ -1,4 +1,4 @@
-import type { AlgorithmName } from '../algorithms/algorithm';
+import { ALGORITHMS, type AlgorithmName } from '../algorithms';
 import { algorithmOf, type PolicySet } from '../policy';
 import { formatFixedWindowValue, parseFixedWindowValue } from './lua/fixed-window';
 import { formatLeakyBucketValue, parseLeakyBucketValue } from './lua/leaky-bucket';
@@ -17,13 +17,23 @@ export interface StateCodec {
   parse(value: string | null): unknown;
 }
 
+/**
+ * The string parsers check the shape only; the algorithm's parseState then
+ * refuses what no store writes (a number past 2^53: "1:99999999999999999999"
+ * had read as a token bucket updated 3 billion years from now, refusing the key
+ * for good). Found by test/integration/store-contract-sets.test.ts.
+ */
+function checked(name: AlgorithmName, parse: (value: string | null) => unknown): (value: string | null) => unknown {
+  return (value) => ALGORITHMS[name].parseState(parse(value));
+}
+
 // The format functions take their algorithm's state; a store only hands back what that algorithm produced.
 export const STATE_CODECS: Readonly<Record<AlgorithmName, StateCodec>> = {
-  'fixed-window': { format: (s) => formatFixedWindowValue(s as never), parse: parseFixedWindowValue },
-  'sliding-window': { format: (s) => formatSlidingWindowValue(s as never), parse: parseSlidingWindowValue },
-  'sliding-log': { format: (s) => formatSlidingLogValue(s as never), parse: parseSlidingLogValue },
-  'token-bucket': { format: (s) => formatTokenBucketValue(s as never), parse: parseTokenBucketValue },
-  'leaky-bucket': { format: (s) => formatLeakyBucketValue(s as never), parse: parseLeakyBucketValue },
+  'fixed-window': { format: (s) => formatFixedWindowValue(s as never), parse: checked('fixed-window', parseFixedWindowValue) },
+  'sliding-window': { format: (s) => formatSlidingWindowValue(s as never), parse: checked('sliding-window', parseSlidingWindowValue) },
+  'sliding-log': { format: (s) => formatSlidingLogValue(s as never), parse: checked('sliding-log', parseSlidingLogValue) },
+  'token-bucket': { format: (s) => formatTokenBucketValue(s as never), parse: checked('token-bucket', parseTokenBucketValue) },
+  'leaky-bucket': { format: (s) => formatLeakyBucketValue(s as never), parse: checked('leaky-bucket', parseLeakyBucketValue) },
 };
 
 /**

@@ -1,0 +1,144 @@
+import type { BackendName } from '../../src/limiter/limit-store';
+import { stateSlotOf, type PolicySet } from '../../src/limiter/policy';
+import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
+import { BASE_MS, CASES, freshKey, observed, Reference, SETS, startBackends, TRIO, type Backend, type Backends } from '../support/store-contract';
+
+// The store contract, part two: a policy set is charged all or nothing on
+// every store; concurrent calls from two clients on one key admit exactly
+// what the pure algorithm admits for that many calls; a refund through a
+// client that never saw the key still lands; junk stored by hand reads as
+// empty. Times are injected; nothing sleeps.
+
+let backends: Backends;
+beforeAll(async () => {
+  backends = await startBackends();
+});
+afterAll(async () => {
+  await backends?.close();
+});
+const backend = (name: BackendName): Backend => backends.all.find((b) => b.name === name) as Backend;
+const ALL_SETS = [...CASES, ...SETS];
+const EVERY = ['memory', 'rtdb', 'redis'] as const;
+const SHARED = ['rtdb', 'redis'] as const;
+
+describe.each(EVERY)('the %s store', (name) => {
+  // TRIO: burst 3 refilled 1 per 2 s, 5 per clock minute, 4 in any 10 s. Each refusal below is by one policy alone.
+  const t0 = BASE_MS + 1000;
+  const script: readonly (readonly [number, number, string | null])[] = [
+    [t0, 3, null],
+    [t0, 1, 'burst'], // the bucket is empty; 4 of 5 and 4 of 4 would fit
+    [t0 + 2000, 1, null],
+    [t0 + 6000, 1, 'ten'], // two tokens back and the minute has room, but four are in the last 10 s
+    [t0 + 11_000, 1, null], // the first three left the log
+    [t0 + 11_000, 1, 'minute'], // the bucket and the log have room; the minute holds 5
+  ];
+
+  test('a call refused by any one policy of a three-policy set changes none of the three states, and the others report their budget unspent', async () => {
+    const b = backend(name);
+    const key = freshKey('trio');
+    const reference = new Reference(TRIO);
+    for (const [nowMs, cost, refuser] of script) {
+      const expected = reference.consume(nowMs, cost);
+      // The script itself: exactly the named policy refuses, and the others would have allowed.
+      expect(expected.decisions.map((d, i) => (d.allowed ? null : TRIO[i]?.name))).toEqual(TRIO.map((p) => (p.name === refuser ? refuser : null)));
+      const before = await b.raw(key, TRIO);
+      expect(observed(await b.store.consume(key, nowMs, TRIO, cost), TRIO, nowMs)).toEqual(expected);
+      if (refuser !== null) expect(await b.raw(key, TRIO)).toEqual(before);
+      else expect(await b.raw(key, TRIO)).not.toEqual(before);
+    }
+  });
+
+  // Found by the interleaved property of store-contract.test.ts (seed search): the memory store's generations
+  // were re-cut on a grid of a rotation a later write had lengthened, and a live count was dropped.
+  test('a live count survives another key lengthening how long the store keeps states', async () => {
+    // Fresh for memory: its generations are store-wide, and earlier tests would have sized them differently.
+    const store = name === 'memory' ? new MemoryWindowStore() : backend(name).store;
+    const [fiveAlgorithms, slidingWindow, fixedWindow] = [SETS[1]?.[1], CASES[1]?.[1], CASES[0]?.[1]] as [PolicySet, PolicySet, PolicySet];
+    const calls: readonly (readonly [PolicySet, number, number])[] = [
+      [fiveAlgorithms, 39_144, 1],
+      [slidingWindow, 41_180, 1],
+      ...[51_511, 53_266, 53_587, 57_134].map((at) => [fixedWindow, at, 0] as const),
+      [slidingWindow, 58_440, 0], // 1.5 s before the sliding window's count expires
+    ];
+    const lanes = new Map(calls.map(([set]) => [set, { key: freshKey('rot'), reference: new Reference(set) }]));
+    for (const [set, offsetMs, cost] of calls) {
+      const lane = lanes.get(set) as { key: string; reference: Reference };
+      const nowMs = BASE_MS + offsetMs;
+      expect(observed(await store.consume(lane.key, nowMs, set, cost), set, nowMs)).toEqual(lane.reference.consume(nowMs, cost));
+    }
+  });
+});
+
+describe.each(SHARED)('the shared %s store, two clients at once', (name) => {
+  const N = 50;
+  test.each(ALL_SETS)('%s: 50 concurrent calls at one instant admit exactly what 50 calls of the pure algorithm admit, and store its state', async (_, policies) => {
+    const b = backend(name);
+    const key = freshKey('burst');
+    const nowMs = BASE_MS + 4321;
+    const reference = new Reference(policies);
+    const expected = Array.from({ length: N }, () => reference.consume(nowMs, 1));
+    const results = await Promise.all(Array.from({ length: N }, (_, i) => (i % 2 === 0 ? b.store : b.other).consume(key, nowMs, policies, 1)));
+    const admitted = results.filter((r) => r.allowed).length;
+    expect(admitted).toBe(expected.filter((d) => d.allowed).length);
+    expect(admitted).toBeGreaterThan(0);
+    expect(admitted).toBeLessThan(N);
+    // Serialisable: the decisions are those of the reference's one order, as a multiset.
+    const sorted = (list: readonly unknown[]): string[] => list.map((d) => JSON.stringify(d)).sort();
+    expect(sorted(results.map((r) => observed(r, policies, nowMs).decisions))).toEqual(sorted(expected.map((d) => d.decisions)));
+    expect(await b.stored(key, policies, nowMs)).toEqual(reference.consume(nowMs, 0).states);
+  });
+
+  test.each(ALL_SETS)('%s: a refund through the other client, whose view of the key is cold, reaches the stored state', async (_, policies) => {
+    const b = backend(name);
+    const key = freshKey('refund');
+    const nowMs = BASE_MS + 1000;
+    const reference = new Reference(policies);
+    reference.consume(nowMs, 2);
+    await b.store.consume(key, nowMs, policies, 2);
+    const refund = policies.map(() => ({ atLeast: null, deltaUnits: -1 }));
+    reference.adjust(nowMs, refund);
+    await b.other.adjust(key, nowMs, policies, refund);
+    // Read from the server: the first client's view may not have heard of the refund yet, and a cost-0 read may answer from it.
+    expect(await b.stored(key, policies, nowMs)).toEqual(reference.consume(nowMs, 0).states);
+  });
+});
+
+/** Hand-edited values, per policy (Redis values; RTDB slot children), that no store may read as a state. */
+const JUNK_VALUES: readonly string[] = ['junk', '1:2:3:4:5', '-5:-5', '1.5:2', ':', '170000004:', 'NaN:NaN', '3,2,1', '1:0,1:0', '99999999999999999999:1', '1:99999999999999999999', '170000004:1:99999999999999999999', '-99999999999999999999:1700000041000'];
+/** Whole RTDB nodes for the single fixed-window layout `{ [windowNumber]: count, e }`, the current window made junk. */
+const JUNK_WINDOW_NODES: readonly unknown[] = ['a string', 42, true, { 170000004: -3 }, { 170000004: 1.5 }, { 170000004: 'x', e: 'soon' }, { '0170000004': 2 }];
+
+describe.each(SHARED)('junk in the %s store', (name) => {
+  const nowMs = BASE_MS + 1000;
+  test.each(ALL_SETS)('%s: a hand-edited wrong value reads as empty and the call proceeds from nothing', async (_, policies) => {
+    const b = backend(name);
+    const expected = new Reference(policies).consume(nowMs, 1);
+    const junk: unknown[] = JUNK_VALUES.map((value) => policies.map(() => value));
+    if (name === 'rtdb') {
+      junk.length = 0;
+      for (const value of [...JUNK_VALUES, 5, { nested: 1 }]) junk.push({ e: nowMs + 1, ...Object.fromEntries(policies.map((p) => [stateSlotOf(p), value])) });
+      if (policies.length === 1 && policies[0].algorithm === 'fixed-window') junk.push(...JUNK_WINDOW_NODES);
+    }
+    for (const value of junk) {
+      const key = freshKey('junk');
+      await b.poke(key, policies, value);
+      expect({ value, read: observed(await b.store.consume(key, nowMs, policies, 1), policies, nowMs) }).toEqual({ value, read: expected });
+    }
+  });
+});
+
+// A known gap, kept visible: the memory store forgets a state as soon as the newest clock has passed its
+// expiry (it keeps no lag margin, unlike Redis' TTL margin and the RTDB sweeper's grace), so a call whose
+// clock then steps back behind that expiry is answered from an empty window. When the store keeps a
+// margin, this starts passing and jest reports it: drop `.failing`.
+test.failing('the memory store answers a clock that steps back behind an expiry it already forgot from the forgotten count', () => {
+  const store = new MemoryWindowStore();
+  const policies = CASES[0]?.[1] as PolicySet;
+  const window = BASE_MS + 10_000; // [BASE_MS + 10 s, BASE_MS + 20 s)
+  const reference = new Reference(policies);
+  for (const [key, nowMs, cost] of [['k', window + 9400, 1], ['other', window + 10_700, 0], ['k', window + 9999, 0]] as const) {
+    const expected = key === 'k' ? reference.consume(nowMs, cost) : undefined;
+    const actual = observed(store.consumeSync(key, nowMs, policies, cost), policies, nowMs);
+    if (expected !== undefined) expect(actual).toEqual(expected);
+  }
+});
