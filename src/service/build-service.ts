@@ -4,9 +4,10 @@ import type { ToolDefinition } from '../mcp/tool-registry';
 import type { Config } from '../config/config';
 import { createDevelopersHandler } from '../developers/developers-page';
 import { createAuthMiddleware } from '../http/auth-middleware';
-import { createApp } from './create-app';
+import { createApp, type BodyTimeouts } from './create-app';
 import { createRateLimiter } from '../limiter/create-rate-limiter';
-import { createLimitStore } from './create-limit-store';
+import { createLimitStore, type LimitStoreSpec } from './create-limit-store';
+import type { LimitStore } from '../limiter/limit-store';
 import type { PolicySet } from '../limiter/policy';
 import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
@@ -43,6 +44,15 @@ export interface BuildServiceOptions {
   readonly authMiddleware?: RequestHandler;
   /** The MCP tools served; default every tool in src/mcp/tools. */
   readonly tools?: readonly ToolDefinition[];
+  /** Deadlines for the /mcp body to arrive; default BODY_TIMEOUT_DEFAULTS. Tests shorten them; the service never sets it. */
+  readonly bodyTimeouts?: BodyTimeouts;
+  /**
+   * Replaces the store behind the shared limiters (per-token, namespace
+   * 'rateLimits'; failed sign-ins, 'authFailures') instead of the one
+   * `config.rateLimit.backend` names. Tests of a misbehaving shared store
+   * through the whole service only; the service never sets it.
+   */
+  readonly limitStore?: (spec: LimitStoreSpec) => LimitStore;
 }
 
 /**
@@ -65,6 +75,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       metrics,
       clock: options.clock,
       namespace: 'rateLimits',
+      storeOverride: options.limitStore,
     });
     opened.push(limiter);
     // Failed sign-ins get their own key space and figure on the same backend.
@@ -73,6 +84,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       logger,
       clock: options.clock,
       namespace: 'authFailures',
+      storeOverride: options.limitStore,
     });
     opened.push(authFailureLimiter);
     // Local on purpose: what it stops is a flood, and counting a flood in the shared store would be the flood's goal.
@@ -114,6 +126,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       }),
       developersPage: createDevelopersHandler(config),
       tools: options.tools,
+      bodyTimeouts: options.bodyTimeouts,
       requestLogger: createRequestLogMiddleware(logger, { projectId: config.firebase.projectId }),
     });
 
@@ -140,11 +153,13 @@ interface LimiterSpec {
   readonly clock?: () => number;
   /** RTDB root path and Redis key prefix suffix: each limit counts in its own key space. */
   readonly namespace: string;
+  /** BuildServiceOptions.limitStore. */
+  readonly storeOverride?: (spec: LimitStoreSpec) => LimitStore;
 }
 
 async function createLimiter(config: Config, firebaseApp: App | undefined, spec: LimiterSpec): Promise<RateLimiter> {
   return createRateLimiter({
-    store: await createLimitStore(config, firebaseApp, spec),
+    store: spec.storeOverride?.(spec) ?? (await createLimitStore(config, firebaseApp, spec)),
     policies: spec.policies,
     timeoutMs: config.rateLimit.timeoutMs,
     failurePolicy: config.rateLimit.failurePolicy,
