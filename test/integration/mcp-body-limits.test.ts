@@ -3,8 +3,7 @@ import type { Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import request from 'supertest';
-import { createApp } from '../../src/service/create-app';
-import { buildTestApp, GOOD_SECRET, standInAuth, TEST_TOKEN } from '../support/mcp-test-app';
+import { buildTestApp, GOOD_SECRET, type TestApp } from '../support/mcp-test-app';
 
 /**
  * The attacks a review reproduced against /mcp, each answered before it costs
@@ -35,7 +34,9 @@ async function remainingAfter(app: Express): Promise<number> {
 
 describe('unauthenticated bodies are never read, parsed or validated', () => {
   let app: Express;
-  beforeAll(async () => ({ app } = await buildTestApp({ clock })));
+  let release: () => Promise<void>;
+  beforeAll(async () => ({ app, release } = await buildTestApp({ clock })));
+  afterAll(() => release());
 
   test('1 MB of nested arrays without a token gets 401 (auth), not a parse or a shape check', async () => {
     const res = await post(app, nested(500_000), null);
@@ -51,7 +52,9 @@ describe('unauthenticated bodies are never read, parsed or validated', () => {
 
 describe('bodies refused before the parser, charged nothing', () => {
   let app: Express;
-  beforeEach(async () => ({ app } = await buildTestApp({ clock })));
+  let release: () => Promise<void>;
+  beforeEach(async () => ({ app, release } = await buildTestApp({ clock })));
+  afterEach(() => release());
 
   test('1 MB of nested arrays with a valid token gets 400 -32600 naming the depth bound, and costs 0 units', async () => {
     const res = await post(app, nested(500_000));
@@ -97,7 +100,9 @@ describe('bodies refused before the parser, charged nothing', () => {
 
 describe('MCP transport refusals are made before the limiter, with the SDK codes', () => {
   let app: Express;
-  beforeEach(async () => ({ app } = await buildTestApp({ clock })));
+  let release: () => Promise<void>;
+  beforeEach(async () => ({ app, release } = await buildTestApp({ clock })));
+  afterEach(() => release());
 
   test('a missing Accept gets 406 -32000 and costs 0 units', async () => {
     const res = await request(app).post('/mcp').set('Authorization', `Bearer ${GOOD_SECRET}`).set('Content-Type', 'application/json').send(JSON.stringify(call(3)));
@@ -116,8 +121,14 @@ describe('MCP transport refusals are made before the limiter, with the SDK codes
 });
 
 describe('a call that no window can hold', () => {
+  let built: TestApp | undefined;
+  afterEach(async () => {
+    await built?.release();
+    built = undefined;
+  });
+
   test('a batch costing more than the limit gets 413 saying so (not 429 retry-after) and costs 0 units', async () => {
-    const { app } = await buildTestApp({ clock, env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    const { app } = (built = await buildTestApp({ clock, env: { RATE_LIMIT_PER_MINUTE: '3' } }));
     const res = await post(app, batchOf(5));
     expect(res.status).toBe(413);
     expect(res.headers['retry-after']).toBeUndefined();
@@ -166,24 +177,19 @@ const bodyOf = (raw: string) => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4
 describe('on a real socket', () => {
   let server: Server;
   let port: number;
+  let release: () => Promise<void>;
   beforeAll(async () => {
-    const { config, limiter, logger } = await buildTestApp({ clock, env: { MAX_BODY_BYTES: '65536' } });
     // Short read deadlines, so the tests below wait tens of milliseconds, not seconds.
-    const app = createApp({
-      config,
-      limiter,
-      logger,
-      clock,
-      authMiddleware: standInAuth({ [GOOD_SECRET]: TEST_TOKEN }),
-      bodyTimeouts: { idleTimeoutMs: 150, totalTimeoutMs: 600 },
-    });
-    server = app.listen(0, '127.0.0.1');
+    const built = await buildTestApp({ clock, env: { MAX_BODY_BYTES: '65536' }, bodyTimeouts: { idleTimeoutMs: 150, totalTimeoutMs: 600 } });
+    release = built.release;
+    server = built.app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     port = (server.address() as AddressInfo).port;
   });
   afterAll(async () => {
     server.closeAllConnections();
-    server.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await release();
   });
 
   test('a 50 MB Content-Length gets 413 with Connection: close before a byte of the body is sent', async () => {

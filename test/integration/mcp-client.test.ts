@@ -14,14 +14,14 @@ const PRO_TOKEN = { id: 'tok_pro1', name: 'pro integrator', tier: 'pro', scopes:
 
 let server: Server;
 let url: URL;
-let closeLimiter: () => Promise<void>;
+let release: () => Promise<void>;
 
 beforeAll(async () => {
   const built = await buildTestApp({
     env: { RATE_LIMIT_PER_MINUTE: '120', RATE_LIMIT_TIERS: 'pro=600' },
     tokens: { [GOOD_SECRET]: TEST_TOKEN, [PRO_SECRET]: PRO_TOKEN },
   });
-  closeLimiter = () => built.limiter.close();
+  release = built.release;
   server = built.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
@@ -29,7 +29,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  await closeLimiter();
+  await release();
 });
 
 /** A client whose every response's x-ratelimit-remaining is recorded, to hold tool output against the headers. */

@@ -5,7 +5,7 @@ import { createApp } from '../../src/service/create-app';
 import type { RateLimiter } from '../../src/limiter/rate-limiter';
 import { createCapturingLogger } from '../support/capturing-logger';
 import { defineTool } from '../../src/mcp/tool-registry';
-import { buildTestApp, GOOD_SECRET, standInAuth, TEST_TOKEN } from '../support/mcp-test-app';
+import { buildTestApp, GOOD_SECRET, standInAuth, TEST_TOKEN, type TestApp } from '../support/mcp-test-app';
 
 /** The HTTP edges of /mcp, request by request. */
 const NOW_MS = 1_699_999_990_000; // 10 s into the minute window that ends at 1_700_000_040_000
@@ -24,7 +24,9 @@ function post(app: Express, body: unknown, secret = GOOD_SECRET) {
 
 describe('routes other than POST /mcp', () => {
   let app: Express;
-  beforeAll(async () => ({ app } = await buildTestApp({ clock })));
+  let release: () => Promise<void>;
+  beforeAll(async () => ({ app, release } = await buildTestApp({ clock })));
+  afterAll(() => release());
 
   test.each(['get', 'delete'] as const)('%s /mcp answers 405 with Allow: POST and a JSON-RPC body', async (method) => {
     const res = await request(app)[method]('/mcp').set('Accept', ACCEPT).set('Authorization', `Bearer ${GOOD_SECRET}`);
@@ -48,7 +50,9 @@ describe('routes other than POST /mcp', () => {
 
 describe('bodies MCP cannot act on', () => {
   let app: Express;
-  beforeAll(async () => ({ app } = await buildTestApp({ clock, env: { MAX_BODY_BYTES: '1024' } })));
+  let release: () => Promise<void>;
+  beforeAll(async () => ({ app, release } = await buildTestApp({ clock, env: { MAX_BODY_BYTES: '1024' } })));
+  afterAll(() => release());
 
   test('a body over MAX_BODY_BYTES gets 413 and a JSON-RPC error naming the limit', async () => {
     const res = await post(app, { ...call(1), padding: 'x'.repeat(2000) });
@@ -104,9 +108,9 @@ describe('bodies MCP cannot act on', () => {
 
 describe('rate-limit headers and refusals', () => {
   let app: Express;
-  let limiter: RateLimiter;
-  beforeAll(async () => ({ app, limiter } = await buildTestApp({ clock, env: { RATE_LIMIT_PER_MINUTE: '3' } })));
-  afterAll(() => limiter.close());
+  let release: () => Promise<void>;
+  beforeAll(async () => ({ app, release } = await buildTestApp({ clock, env: { RATE_LIMIT_PER_MINUTE: '3' } })));
+  afterAll(() => release());
 
   test('a successful call carries every rate-limit header and agrees with them', async () => {
     const res = await post(app, call(1));
@@ -163,8 +167,14 @@ describe('rate-limit headers and refusals', () => {
 });
 
 describe('Host and Origin validation', () => {
+  let built: TestApp | undefined;
+  afterEach(async () => {
+    await built?.release();
+    built = undefined;
+  });
+
   test('with ALLOWED_HOSTS set, a foreign Host gets 403 before auth; the allowed one passes', async () => {
-    const { app } = await buildTestApp({ clock, env: { ALLOWED_HOSTS: 'mcp.example.com' } });
+    const { app } = (built = await buildTestApp({ clock, env: { ALLOWED_HOSTS: 'mcp.example.com' } }));
     const foreign = await post(app, call(1)).set('Host', 'evil.example');
     expect(foreign.status).toBe(403);
     expect(foreign.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, data: { reason: 'host_not_allowed' } } });
@@ -177,7 +187,7 @@ describe('Host and Origin validation', () => {
   });
 
   test('with ALLOWED_HOSTS set, a browser Origin from elsewhere gets 403', async () => {
-    const { app } = await buildTestApp({ clock, env: { ALLOWED_HOSTS: 'mcp.example.com' } });
+    const { app } = (built = await buildTestApp({ clock, env: { ALLOWED_HOSTS: 'mcp.example.com' } }));
     const res = await post(app, call(1)).set('Host', 'mcp.example.com').set('Origin', 'https://evil.example');
     expect(res.status).toBe(403);
     expect(res.body.error.data).toEqual({ reason: 'origin_not_allowed' });
@@ -186,7 +196,7 @@ describe('Host and Origin validation', () => {
   });
 
   test('with ALLOWED_HOSTS empty, a request arriving on loopback must name localhost (DNS-rebinding protection)', async () => {
-    const { app } = await buildTestApp({ clock });
+    const { app } = (built = await buildTestApp({ clock }));
     expect((await post(app, call(1)).set('Host', 'rebound.evil.example')).status).toBe(403);
     expect((await post(app, call(2)).set('Host', 'localhost:8080')).status).toBe(200);
     expect((await post(app, call(3)).set('Host', '[::1]:8080')).status).toBe(200);
@@ -194,6 +204,12 @@ describe('Host and Origin validation', () => {
 });
 
 describe('failures', () => {
+  let built: TestApp | undefined;
+  afterEach(async () => {
+    await built?.release();
+    built = undefined;
+  });
+
   test('a limiter fault is a 500 JSON-RPC internal error with no stack trace or error text, in the body or the log', async () => {
     const config = loadConfig({});
     const logger = createCapturingLogger();
@@ -219,9 +235,6 @@ describe('failures', () => {
   });
 
   test('a tool that throws answers a generic tool error; its message stays out of the response and the log', async () => {
-    const config = loadConfig({});
-    const logger = createCapturingLogger();
-    const { limiter } = await buildTestApp();
     const broken = defineTool({
       name: 'broken',
       title: 'Broken',
@@ -231,7 +244,7 @@ describe('failures', () => {
         throw new Error('db password is hunter2');
       },
     });
-    const app = createApp({ config, limiter, logger, authMiddleware: standInAuth({ [GOOD_SECRET]: TEST_TOKEN }), tools: [broken] });
+    const { app, logger } = (built = await buildTestApp({ tools: [broken] }));
     const res = await post(app, call(12, 'broken'));
     expect(res.status).toBe(200);
     expect(res.body.result).toEqual({ isError: true, content: [{ type: 'text', text: 'The broken tool failed; try again later.' }] });
@@ -241,7 +254,7 @@ describe('failures', () => {
 
   test('a token naming an unknown tier is counted under the default tier, with one warning', async () => {
     const stray = { ...TEST_TOKEN, id: 'tok_stray', tier: 'retired-gold' };
-    const { app, logger } = await buildTestApp({ clock, tokens: { [GOOD_SECRET]: stray } });
+    const { app, logger } = (built = await buildTestApp({ clock, tokens: { [GOOD_SECRET]: stray } }));
     const first = await post(app, call(1));
     await post(app, call(2));
     expect(first.status).toBe(200);

@@ -1,9 +1,10 @@
-import type { RequestHandler } from 'express';
+import type { Express, RequestHandler } from 'express';
 import { loadConfig, type Config } from '../../src/config/config';
-import { createApp } from '../../src/service/create-app';
+import { buildService } from '../../src/service/build-service';
+import type { BodyTimeouts } from '../../src/service/create-app';
 import { jsonRpcError, requestIdOf } from '../../src/http/json-rpc-error';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { RateLimiter } from '../../src/limiter/rate-limiter';
+import type { ToolDefinition } from '../../src/mcp/tool-registry';
 import { createCapturingLogger } from './capturing-logger';
 import type { AuthenticatedToken } from '../../src/tokens/token-record';
 
@@ -34,23 +35,34 @@ export interface TestAppOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly tokens?: Readonly<Record<string, AuthenticatedToken>>;
   readonly clock?: () => number;
+  readonly tools?: readonly ToolDefinition[];
+  readonly bodyTimeouts?: BodyTimeouts;
 }
 
-export async function buildTestApp(options: TestAppOptions = {}) {
+export interface TestApp {
+  readonly app: Express;
+  readonly config: Config;
+  /** The per-token limiter the app counts with. */
+  readonly limiter: RateLimiter;
+  /** Everything the service logged. */
+  readonly logger: ReturnType<typeof createCapturingLogger>;
+  /** Closes what buildService opened; call once the test is done with the app. */
+  release(): Promise<void>;
+}
+
+/**
+ * The service as buildService composes it (memory backend unless `env` says
+ * otherwise), with standInAuth in front of /mcp instead of the token store.
+ */
+export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config: Config = loadConfig({ RATE_LIMIT_PER_MINUTE: '120', ...options.env });
   const logger = createCapturingLogger();
-  const limiter: RateLimiter = await createRateLimiter({
-    backend: 'memory',
-    policies: config.rateLimit.defaultTier.policies,
+  const service = await buildService(config, {
+    logger,
     clock: options.clock,
-    logger,
-  });
-  const app = createApp({
-    config,
-    limiter,
-    logger,
     authMiddleware: standInAuth(options.tokens ?? { [GOOD_SECRET]: TEST_TOKEN }),
-    clock: options.clock,
+    tools: options.tools,
+    bodyTimeouts: options.bodyTimeouts,
   });
-  return { app, config, limiter, logger };
+  return { app: service.app, config, limiter: service.limiter, logger, release: () => service.release() };
 }
