@@ -204,8 +204,13 @@ export class WindowRateLimiter implements RateLimiter {
     assertValidKey(key);
     assertValidCost(cost);
     if (!spent.allowed || cost === 0) return;
-    const refunds = policies.map(() => ({ atLeast: null, deltaUnits: -cost }));
     const nowMs = this.parts.clock();
+    // A policy whose budget was whole again by now (its resetAtMs has passed) no longer counts
+    // this spend, so it gets no refund: an Adjustment names no window, and a late refund would
+    // come off the state as it is now, crediting calls made after the spend (for a fixed window,
+    // the next window's). The store-level adjustment used to drop it by its window number.
+    const refunds = policies.map((_, i) => ((spent.policies[i]?.resetAtMs ?? 0) > nowMs ? { atLeast: null, deltaUnits: -cost } : null));
+    if (refunds.every((refund) => refund === null)) return;
     const { store } = this.parts;
     if (!store.shared) {
       await store.adjust(key, nowMs, policies, refunds);

@@ -1,15 +1,24 @@
 import fc from 'fast-check';
 import { createClient } from 'redis';
-import { adjustFixedWindow, decideFixedWindow, type FixedWindowState } from '../../src/limiter/algorithms/fixed-window';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
+import type { Adjustment } from '../../src/limiter/algorithms';
+import { adjustFixedWindow, decideFixedWindow, windowNumberAt, type FixedWindowState, type WindowAdjustment } from '../../src/limiter/algorithms/fixed-window';
+import { adjustSet, decideSet } from '../../src/limiter/decide-set';
+import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
+import { toDecision, WindowRateLimiter } from '../../src/limiter/rate-limiter';
+import { silentLogger } from '../../src/shared/logger';
+import { DeadlineGuard } from '../support/deadline-guard';
 import { formatRedisWindowValue, parseRedisWindowValue } from '../support/redis-window-value';
 import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 import { ADJUST_VECTORS, FIXED_WINDOW_VECTORS } from '../unit/redis-vectors';
 
-// The Lua script and decideFixedWindow are two copies of one decision; this
-// suite is what keeps them one. Every vector and every random walk goes through
-// both, on a real redis-server.
+// The Redis store's one script (lua/set-script.ts), given a set of one
+// fixed-window policy, and the pure decideSet the other stores run are two
+// copies of one decision; this suite is what keeps them one. Every vector and
+// every random walk goes through both, on a real redis-server, in the layout
+// every deployment has always had: the value of `prefix + key` is
+// "windowNumber:count". (algorithm-lua-twins.test.ts holds each twin alone to
+// its algorithm; this holds the script the store actually sends.)
 
 const PREFIX = 'twin:';
 
@@ -52,21 +61,43 @@ function policyOf(p: { limit: number; windowMs: number }): RateLimitPolicy {
   return { name: 'twin', limit: p.limit, windowMs: p.windowMs };
 }
 
+/** The default set: exactly one fixed-window policy. */
+function setOf(p: { limit: number; windowMs: number }): PolicySet {
+  return [policyOf(p)];
+}
+
+/**
+ * The old store-level adjustment as the generic one stores take now: the
+ * count known for its window becomes `atLeast` (a state of that window), the
+ * delta is unchanged.
+ */
+function generic(adjustment: WindowAdjustment): Adjustment<FixedWindowState> {
+  return { atLeast: { windowNumber: adjustment.windowNumber, count: adjustment.atLeastCount }, deltaUnits: adjustment.deltaUnits };
+}
+
+/** The window an adjustment at `nowMs` lands in: ours, or a newer one already stored. */
+function windowOfRecord(state: FixedWindowState | null, nowMs: number, windowMs: number): number {
+  return Math.max(windowNumberAt(nowMs, windowMs), state?.windowNumber ?? 0);
+}
+
 describe('fixed-window vectors: TypeScript and Lua give the same answer', () => {
   test.each(FIXED_WINDOW_VECTORS.map((v) => [v.name, v] as const))('%s', async (_name, vector) => {
-    const policy = policyOf(vector.policy);
+    const policies = setOf(vector.policy);
 
-    const ts = decideFixedWindow(vector.state, vector.nowMs, policy, vector.cost);
-    expect(ts.decision).toEqual(vector.expected);
-    expect(ts.next).toEqual(vector.next);
+    const fixed = decideFixedWindow(vector.state, vector.nowMs, policies[0], vector.cost);
+    expect(fixed.decision).toEqual(vector.expected);
+    expect(fixed.next).toEqual(vector.next);
+    // What every store makes atomic: the same answer for a set of this one policy.
+    const ts = decideSet([vector.state], vector.nowMs, policies, vector.cost);
+    expect(ts).toEqual({ decisions: [vector.expected], allowed: vector.expected.allowed, states: [vector.next ?? vector.state], changed: vector.next !== null });
 
     const key = freshKey();
     await putState(key, vector.state);
     const before = await readState(key);
-    const lua = await store.consume(key, vector.nowMs, policy, vector.cost);
+    const lua = await store.consume(key, vector.nowMs, policies, vector.cost);
     const after = await readState(key);
 
-    expect(lua).toEqual(vector.expected);
+    expect(lua).toEqual({ allowed: ts.allowed, decisions: ts.decisions, states: ts.states });
     if (vector.next === null) {
       // Nothing written: same bytes, and the TTL was not refreshed.
       expect(after.raw).toBe(before.raw);
@@ -85,10 +116,11 @@ describe('fixed-window vectors: TypeScript and Lua give the same answer', () => 
   test('a value the script did not write is treated as no state, like null in TypeScript', async () => {
     const key = freshKey();
     await raw.set(PREFIX + key, 'not-a-window');
-    const policy = policyOf({ limit: 5, windowMs: 60_000 });
+    const policies = setOf({ limit: 5, windowMs: 60_000 });
     const nowMs = 1_700_000_000_123;
-    const lua = await store.consume(key, nowMs, policy, 1);
-    expect(lua).toEqual(decideFixedWindow(null, nowMs, policy, 1).decision);
+    const lua = await store.consume(key, nowMs, policies, 1);
+    const ts = decideSet([null], nowMs, policies, 1);
+    expect(lua).toEqual({ allowed: ts.allowed, decisions: ts.decisions, states: ts.states });
     expect((await readState(key)).state).toEqual({ windowNumber: 28_333_333, count: 1 });
   });
 });
@@ -101,12 +133,13 @@ interface Step {
 
 // Small limits and short windows so refusals, window changes and clocks that
 // step backwards (another instance's lagging clock) all come up often.
-const POLICIES: readonly RateLimitPolicy[] = [
-  { name: 'a', limit: 1, windowMs: 1000 },
-  { name: 'b', limit: 3, windowMs: 1000 },
-  { name: 'c', limit: 5, windowMs: 2500 },
-  { name: 'd', limit: 10, windowMs: 7000 },
-  { name: 'e', limit: 120, windowMs: 60_000 },
+// Each a set of one fixed-window policy, so all of them count in the one key `prefix + key`.
+const POLICIES: readonly PolicySet[] = [
+  [{ name: 'a', limit: 1, windowMs: 1000 }],
+  [{ name: 'b', limit: 3, windowMs: 1000 }],
+  [{ name: 'c', limit: 5, windowMs: 2500 }],
+  [{ name: 'd', limit: 10, windowMs: 7000 }],
+  [{ name: 'e', limit: 120, windowMs: 60_000 }],
 ];
 
 const stepArb: fc.Arbitrary<Step> = fc.record({
@@ -126,11 +159,11 @@ test('property: random walks of (time step, cost, policy) give identical decisio
         let nowMs = startMs;
         for (const step of steps) {
           nowMs = Math.max(0, nowMs + step.stepMs);
-          const policy = POLICIES[step.policyIndex] as RateLimitPolicy;
-          const ts = decideFixedWindow(state, nowMs, policy, step.cost);
-          const lua = await store.consume(key, nowMs, policy, step.cost);
-          expect(lua).toEqual(ts.decision);
-          if (ts.next !== null) state = ts.next;
+          const policies = POLICIES[step.policyIndex] as PolicySet;
+          const ts = decideSet([state], nowMs, policies, step.cost);
+          const lua = await store.consume(key, nowMs, policies, step.cost);
+          expect(lua).toEqual({ allowed: ts.allowed, decisions: ts.decisions, states: ts.states });
+          if (ts.changed) state = ts.states[0] as FixedWindowState;
           expect((await readState(key)).state).toEqual(state);
         }
       },
@@ -141,25 +174,52 @@ test('property: random walks of (time step, cost, policy) give identical decisio
 
 describe('adjust vectors: TypeScript and Lua store the same window', () => {
   test.each(ADJUST_VECTORS.map((v) => [v.name, v] as const))('%s', async (_name, vector) => {
-    const policy = policyOf({ limit: 1_000, windowMs: vector.windowMs });
-    expect(adjustFixedWindow(vector.state, vector.nowMs, policy, vector.adjustment)).toEqual(vector.next);
-
+    const policies = setOf({ limit: 1_000, windowMs: vector.windowMs });
+    expect(adjustFixedWindow(vector.state, vector.nowMs, policies[0], vector.adjustment)).toEqual(vector.next);
     const key = freshKey();
     await putState(key, vector.state);
     const before = await readState(key);
-    await store.adjust(key, vector.nowMs, policy, vector.adjustment);
+    let tsNext: FixedWindowState | null;
+    if (vector.adjustment.windowNumber === windowOfRecord(vector.state, vector.nowMs, vector.windowMs)) {
+      const adjustment = generic(vector.adjustment);
+      const ts = adjustSet([vector.state], vector.nowMs, policies, [adjustment]);
+      tsNext = ts === null ? null : (ts[0] as FixedWindowState);
+      expect(tsNext).toEqual(vector.next);
+      await store.adjust(key, vector.nowMs, policies, [adjustment]);
+    } else {
+      // A refund meant for a window that has passed. A generic Adjustment names
+      // no window (it lands in the window of record), so dropping it is the
+      // limiter's part now: it knows the decision it refunds. Through the
+      // limiter, on this store and this script, it must still write nothing.
+      expect(vector.adjustment.deltaUnits).toBeLessThan(0);
+      tsNext = vector.next;
+      const limiter = new WindowRateLimiter({
+        store,
+        guard: new DeadlineGuard({ backend: 'redis', timeoutMs: 5_000, logger: silentLogger }),
+        policies,
+        failurePolicy: 'fail-closed',
+        clock: () => vector.nowMs,
+        logger: silentLogger,
+      });
+      const windowEndMs = (vector.adjustment.windowNumber + 1) * vector.windowMs;
+      const spentInThatWindow = { allowed: true, limit: policies[0].limit, remaining: 0, resetAtMs: windowEndMs, retryAfterMs: 0 };
+      const spent = toDecision({ allowed: true, decisions: [spentInThatWindow] }, policies, true);
+      await limiter.refund(key, spent, { policies, cost: -vector.adjustment.deltaUnits });
+    }
     const after = await readState(key);
-    if (vector.next === null) {
+    if (tsNext === null) {
       expect(after.raw).toBe(before.raw);
       expect(after.pttlMs).toBeLessThanOrEqual(before.pttlMs);
     } else {
-      expect(after.state).toEqual(vector.next);
+      expect(after.state).toEqual(tsNext);
+      expect(after.raw).toBe(formatRedisWindowValue(tsNext.windowNumber, tsNext.count));
       expect(after.pttlMs).toBeGreaterThan(0);
     }
   });
 
   test('property: random interleavings of decisions and adjustments leave identical state', async () => {
-    const policy = POLICIES[2] as RateLimitPolicy;
+    const policies = POLICIES[2] as PolicySet;
+    const { windowMs } = policies[0];
     const op = fc.oneof(
       fc.record({ kind: fc.constant('consume' as const), stepMs: fc.integer({ min: -1000, max: 3000 }), cost: fc.integer({ min: 0, max: 3 }) }),
       fc.record({
@@ -178,15 +238,15 @@ describe('adjust vectors: TypeScript and Lua store the same window', () => {
         for (const o of ops) {
           nowMs = Math.max(0, nowMs + o.stepMs);
           if (o.kind === 'consume') {
-            const ts = decideFixedWindow(state, nowMs, policy, o.cost);
-            expect(await store.consume(key, nowMs, policy, o.cost)).toEqual(ts.decision);
-            if (ts.next !== null) state = ts.next;
+            const ts = decideSet([state], nowMs, policies, o.cost);
+            expect(await store.consume(key, nowMs, policies, o.cost)).toEqual({ allowed: ts.allowed, decisions: ts.decisions, states: ts.states });
+            if (ts.changed) state = ts.states[0] as FixedWindowState;
           } else {
-            const windowNumber = Math.max(0, Math.floor(nowMs / policy.windowMs) + o.windowOffset);
-            const adjustment = { windowNumber, atLeastCount: o.atLeastCount, deltaUnits: o.deltaUnits };
-            const next = adjustFixedWindow(state, nowMs, policy, adjustment);
-            await store.adjust(key, nowMs, policy, adjustment);
-            if (next !== null) state = next;
+            const windowNumber = Math.max(0, Math.floor(nowMs / windowMs) + o.windowOffset);
+            const adjustment = generic({ windowNumber, atLeastCount: o.atLeastCount, deltaUnits: o.deltaUnits });
+            const next = adjustSet([state], nowMs, policies, [adjustment]);
+            await store.adjust(key, nowMs, policies, [adjustment]);
+            if (next !== null) state = next[0] as FixedWindowState;
           }
           expect((await readState(key)).state).toEqual(state);
         }
