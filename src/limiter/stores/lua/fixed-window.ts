@@ -3,14 +3,13 @@ import { luaTwin } from './twin-protocol';
 
 /**
  * The Lua twin of `fixedWindow` (algorithms/fixed-window.ts), decide and
- * adjust, called as twin-protocol.ts describes. The value is
- * "windowNumber:count", the layout redis-fixed-window-script.ts already
- * writes, so a key moves between the two scripts unchanged.
+ * adjust, called as twin-protocol.ts describes (set-script.ts runs it beside
+ * the others). The value is "windowNumber:count", the layout the Redis store
+ * always wrote, so keys written before policy sets read back unchanged.
  *
- * Differs from that older script in two ways, both as `fixedWindow` does: a
- * cost-0 read is always allowed (even of a window an adjustment pushed past the
- * limit), and adjust takes atLeast as a state (its window may be newer than
- * ours) instead of a window number and a count.
+ * As `fixedWindow` does: a cost-0 read is always allowed (even of a window an
+ * adjustment pushed past the limit), and adjust takes atLeast as a state (its
+ * window may be newer than ours).
  *
  * test/unit/algorithm-vectors.ts and test/integration/algorithm-lua-twins.test.ts
  * hold it to the TypeScript; change one, change both.

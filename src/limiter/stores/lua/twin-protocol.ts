@@ -3,16 +3,19 @@ import { burstOf, type LimitParams } from '../../algorithms/algorithm';
 import type { WindowDecision } from '../../decision';
 
 /**
- * How every algorithm's Lua twin (this folder) is called: one script per
- * algorithm, run by EVAL/EVALSHA atomically on one key, with a mode argument
- * so decide and adjust share the parsing and the arithmetic.
+ * How every algorithm's Lua twin (this folder) is called on its own: one
+ * script per algorithm on one key, with a mode argument so decide and adjust
+ * share the parsing and the arithmetic. The vectors and the random-sequence
+ * tests run each twin this way; the Redis store runs the same bodies inside
+ * set-script.ts, which decides a whole policy set in one script.
  *
  * KEYS[1]  the key; its value is the algorithm's compact string (each file documents it)
  * ARGV[1]  'decide' or 'adjust'
  * ARGV[2]  nowMs          ARGV[3] limit       ARGV[4] windowMs
  * ARGV[5]  burst, resolved (params.burst, or limit when unset; the windows ignore it)
- * ARGV[6]  ttlMarginMs, added to the TTL (PX, relative to the caller's nowMs, as in
- *          redis-fixed-window-script.ts: Redis's own clock never decides an expiry)
+ * ARGV[6]  ttlMarginMs, added to the TTL (PX, relative to the caller's nowMs:
+ *          Redis's own clock never decides an expiry, so a server clock that
+ *          runs ahead cannot expire live state and hand out a fresh budget)
  * ARGV[7]  decide: cost; adjust: deltaUnits (may be negative)
  * ARGV[8]  adjust only: atLeast as the same compact string, or '' for none
  *
