@@ -2,12 +2,11 @@ import { createClient, ErrorReply, TimeoutError } from 'redis';
 import { describeError } from '../../shared/describe-error';
 import { withDeadline } from '../backend-guard';
 import { silentLogger, type Logger } from '../../shared/logger';
-import { ALGORITHMS, assertValidAdjustment, burstOf, type Adjustment } from '../algorithms';
-import type { WindowDecision } from '../decision';
-import { algorithmOf, stateSlotOf, type PolicySet, type RateLimitPolicy } from '../policy';
+import { assertValidAdjustment, type Adjustment } from '../algorithms/algorithm';
+import type { PolicySet } from '../policy';
 import type { LimitStore, StoreDecision } from '../limit-store';
 import { SET_SCRIPT, SET_SCRIPT_SHA1 } from './lua/set-script';
-import { isSingleFixedWindow, STATE_CODECS } from './state-codecs';
+import { adjustCommand, assertAdjustReply, decideCommand, decisionFromSetReply } from './redis-set-command';
 import {
   AUTH_REPLY_CODES,
   authRefusalHint,
@@ -151,49 +150,13 @@ export class RedisWindowStore implements LimitStore {
   }
 
   async consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
-    const reply = await this.evalScript(SET, this.command('decide', key, nowMs, policies, () => String(cost), () => ''));
+    const reply = await this.evalScript(SET, decideCommand(this.keyPrefix, key, nowMs, this.ttlMarginArg, policies, cost));
     return decisionFromSetReply(reply, policies);
   }
 
   async adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
     adjustments.forEach(assertValidAdjustment);
-    const reply = await this.evalScript(
-      SET,
-      this.command(
-        'adjust',
-        key,
-        nowMs,
-        policies,
-        (i) => String(adjustments[i]?.deltaUnits ?? 0),
-        (i, policy) => {
-          const atLeast = adjustments[i]?.atLeast ?? null;
-          return atLeast === null ? '' : STATE_CODECS[algorithmOf(policy)].format(atLeast);
-        },
-      ),
-    );
-    if (!Array.isArray(reply) || reply.length !== 2 * policies.length) {
-      throw new RedisStoreError(REDIS_BAD_REPLY, 'redis set script returned an unexpected adjust reply');
-    }
-  }
-
-  /** EVALSHA of the set script: one key and six arguments per policy (set-script.ts). */
-  private command(
-    mode: 'decide' | 'adjust',
-    key: string,
-    nowMs: number,
-    policies: PolicySet,
-    amount: (i: number) => string,
-    atLeast: (i: number, policy: RateLimitPolicy) => string,
-  ): string[] {
-    const single = isSingleFixedWindow(policies);
-    const keys: string[] = [];
-    const args: string[] = [mode, String(nowMs), this.ttlMarginArg];
-    policies.forEach((policy, i) => {
-      // The default keeps the key it always had, so an upgrade reads the counts it wrote.
-      keys.push(single ? this.keyPrefix + key : `${this.keyPrefix}${key}:${stateSlotOf(policy)}`);
-      args.push(algorithmOf(policy), String(policy.limit), String(policy.windowMs), String(burstOf(policy)), amount(i), atLeast(i, policy));
-    });
-    return ['EVALSHA', SET_SCRIPT_SHA1, String(keys.length), ...keys, ...args];
+    assertAdjustReply(await this.evalScript(SET, adjustCommand(this.keyPrefix, key, nowMs, this.ttlMarginArg, policies, adjustments)), policies);
   }
 
   /** One PING on the store's own connection: a cheap probe for outage handling, and the bench's baseline. */
@@ -318,27 +281,6 @@ export class RedisWindowStore implements LimitStore {
     this.authHintLogged = true;
     this.logger.error(authRefusalHint(redisCode), { event: 'ratelimit.redis_auth_refused', backend: 'redis', redisCode });
   }
-}
-
-/** Five values per policy: allowed, remaining, resetAtMs, retryAfterMs, the value after. */
-function decisionFromSetReply(reply: unknown, policies: PolicySet): StoreDecision {
-  if (!Array.isArray(reply) || reply.length !== 5 * policies.length) {
-    throw new RedisStoreError(REDIS_BAD_REPLY, 'redis set script returned an unexpected decide reply');
-  }
-  const decisions: WindowDecision[] = [];
-  const states: unknown[] = [];
-  let allowed = true;
-  policies.forEach((policy, i) => {
-    const [ok, remaining, resetAtMs, retryAfterMs, value] = reply.slice(5 * i, 5 * i + 5) as unknown[];
-    if (typeof ok !== 'number' || typeof remaining !== 'number' || typeof resetAtMs !== 'number' || typeof retryAfterMs !== 'number' || typeof value !== 'string') {
-      throw new RedisStoreError(REDIS_BAD_REPLY, 'redis set script returned an unexpected decide reply');
-    }
-    const algorithm = algorithmOf(policy);
-    if (ok !== 1) allowed = false;
-    decisions.push({ allowed: ok === 1, limit: ALGORITHMS[algorithm].maxCost(policy), remaining, resetAtMs, retryAfterMs });
-    states.push(value === '' ? null : STATE_CODECS[algorithm].parse(value));
-  });
-  return { allowed, decisions, states };
 }
 
 function positiveInteger(name: string, value: number): number {
