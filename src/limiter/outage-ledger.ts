@@ -72,18 +72,22 @@ export class OutageLedger {
   }
 
   /**
-   * Records units granted from the local window, to be written back later;
-   * negative units give some back. `expiresAtMs`: when the local states the
-   * grant left are empty again.
+   * Records units granted from the local window at `nowMs`, to be written
+   * back later; negative units give some back. `expiresAtMs`: when the local
+   * states the grant left are empty again.
    */
-  grantLocally(ledgerKey: string, key: string, policies: PolicySet, units: number, expiresAtMs: number): void {
+  grantLocally(ledgerKey: string, key: string, policies: PolicySet, units: number, expiresAtMs: number, nowMs: number): void {
     const entry = this.granted.get(ledgerKey);
-    if (entry !== undefined) {
+    // Only a grant whose states are still live takes more units. One already empty again (an
+    // outage that outlasted its window) no longer limits anyone: merging into it would write its
+    // units into the next window on reconciliation. A new grant replaces it, with today's floor.
+    if (entry !== undefined && entry.expiresAtMs > nowMs) {
       entry.units = Math.max(0, entry.units + units);
       if (expiresAtMs > entry.expiresAtMs) entry.expiresAtMs = expiresAtMs;
       return;
     }
     if (units <= 0) return;
+    this.granted.delete(ledgerKey);
     bounded(this.granted);
     this.granted.set(ledgerKey, { key, policies, atLeast: this.floorFor(ledgerKey, policies), units, expiresAtMs });
   }

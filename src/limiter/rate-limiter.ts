@@ -124,7 +124,7 @@ export class WindowRateLimiter implements RateLimiter {
     const floor = this.ledger.floorFor(ledgerKey, policies);
     this.local.adjustSync(ledgerKey, nowMs, policies, floor.map((atLeast) => (atLeast === null ? null : { atLeast, deltaUnits: 0 })));
     const local = this.local.consumeSync(ledgerKey, nowMs, policies, cost);
-    if (local.allowed && cost > 0) this.ledger.grantLocally(ledgerKey, key, policies, cost, setExpiresAtMs(local.states, policies) ?? nowMs);
+    if (local.allowed && cost > 0) this.ledger.grantLocally(ledgerKey, key, policies, cost, setExpiresAtMs(local.states, policies) ?? nowMs, nowMs);
     return this.record(toDecision(local, policies, false, local.allowed ? 'local_fallback' : 'limit'));
   }
 
@@ -221,7 +221,7 @@ export class WindowRateLimiter implements RateLimiter {
     if (!spent.shared) {
       // Granted from the local states during an outage: give it back there, and owe the shared store less.
       this.local.adjustSync(ledgerKey, nowMs, policies, refunds);
-      this.ledger.grantLocally(ledgerKey, key, policies, -cost, nowMs);
+      this.ledger.grantLocally(ledgerKey, key, policies, -cost, nowMs, nowMs);
       return;
     }
     await this.parts.guard.run(() => store.adjust(key, nowMs, policies, refunds));
