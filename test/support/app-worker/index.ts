@@ -7,7 +7,7 @@ const ENTRY = path.join(__dirname, 'worker.ts');
 /** A firelimit app in its own OS process, listening on `port`. */
 export interface AppWorker {
   readonly port: number;
-  /** Closes the server, the limiter and firebase, then waits for the process to exit. */
+  /** Closes the server, then the service (limiters, token store, firebase), then waits for the process to exit. */
   close(): Promise<void>;
 }
 

@@ -8,7 +8,7 @@ export type AppWorkerRequest =
       readonly tokensFile: string;
       /** Environment knobs for loadConfig, e.g. RATE_LIMIT_PER_MINUTE. */
       readonly env: Readonly<Record<string, string>>;
-      /** The limiter's and the app's clock is fixed here, so every process decides in the same window. */
+      /** The service's one clock (limiters, token cache, headers, tools) is fixed here, so every process decides in the same window. */
       readonly nowMs: number;
     }
   | { readonly type: 'close' };

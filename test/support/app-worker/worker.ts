@@ -1,24 +1,19 @@
 /**
- * One firelimit instance in its own OS process: the real app from createApp,
- * a limiter from createRateLimiter({ backend: 'rtdb' }) on its own
- * firebase-admin app, and the real auth middleware on the shared file token
- * store. Listens on 127.0.0.1 port 0 and reports the port over IPC.
+ * One firelimit instance in its own OS process, built as the service builds
+ * itself: buildService on a config loaded from the test's knobs, with the
+ * rtdb backend (its own firebase-admin app, on the emulator named by
+ * FIREBASE_DATABASE_EMULATOR_HOST in this process's env) and the real auth
+ * middleware on the shared file token store. Listens on 127.0.0.1 port 0 and
+ * reports the port over IPC.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { deleteApp, initializeApp, type App } from 'firebase-admin/app';
-import { getDatabase } from 'firebase-admin/database';
 import { loadConfig } from '../../../src/config/config';
-import { createApp } from '../../../src/service/create-app';
-import { createRateLimiter } from '../../../src/limiter/create-rate-limiter';
-import type { RateLimiter } from '../../../src/limiter/rate-limiter';
+import { buildService, type Service } from '../../../src/service/build-service';
 import { silentLogger } from '../../../src/shared/logger';
-import { buildRealAuth, type RealAuth } from '../real-auth';
 import type { AppWorkerReply, AppWorkerRequest } from './protocol';
 
-let firebase: App | undefined;
-let limiter: RateLimiter | undefined;
-let auth: RealAuth | undefined;
+let service: Service | undefined;
 let server: Server | undefined;
 
 async function init(request: Extract<AppWorkerRequest, { type: 'init' }>): Promise<number> {
@@ -26,24 +21,14 @@ async function init(request: Extract<AppWorkerRequest, { type: 'init' }>): Promi
     ...request.env,
     RATE_LIMIT_BACKEND: 'rtdb',
     FIREBASE_DATABASE_URL: request.databaseUrl,
+    FIREBASE_DATABASE_EMULATOR_HOST: process.env.FIREBASE_DATABASE_EMULATOR_HOST,
     TOKENS_FILE: request.tokensFile,
   });
-  firebase = initializeApp({ projectId: 'demo-firelimit', databaseURL: request.databaseUrl }, `app-worker-${process.pid}`);
-  const database = getDatabase(firebase);
-  // Open the connection before the test starts sending.
-  await database.ref('.info/serverTimeOffset').get();
+  // Every process decides in the same window, whatever the wall clock says.
   const clock = () => request.nowMs;
-  limiter = await createRateLimiter({
-    backend: 'rtdb',
-    policies: config.rateLimit.defaultTier.policies,
-    timeoutMs: config.rateLimit.timeoutMs,
-    failurePolicy: config.rateLimit.failurePolicy,
-    clock,
-    rtdb: { database },
-  });
-  auth = await buildRealAuth(config, silentLogger);
-  const app = createApp({ config, limiter, logger: silentLogger, authMiddleware: auth.authMiddleware, clock });
-  const listening = app.listen(0, '127.0.0.1');
+  // buildService waits for the database connection before it returns: the test sends nothing before 'ready'.
+  service = await buildService(config, { logger: silentLogger, clock });
+  const listening = service.app.listen(0, '127.0.0.1');
   server = listening;
   await new Promise<void>((resolve, reject) => {
     listening.once('listening', resolve);
@@ -58,9 +43,7 @@ async function close(): Promise<void> {
     current.closeAllConnections();
     await new Promise<void>((resolve) => current.close(() => resolve()));
   }
-  await limiter?.close();
-  await auth?.close();
-  if (firebase !== undefined) await deleteApp(firebase);
+  await service?.release();
 }
 
 function reply(message: AppWorkerReply): void {
