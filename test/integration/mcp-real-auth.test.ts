@@ -9,11 +9,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Express } from 'express';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config/config';
-import { createApp } from '../../src/service/create-app';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { RateLimiter } from '../../src/limiter/rate-limiter';
+import { buildService, type Service } from '../../src/service/build-service';
+import { TokenService } from '../../src/tokens/token-service';
 import { createCapturingLogger } from '../support/capturing-logger';
-import { buildRealAuth, type RealAuth } from '../support/real-auth';
 
 /** /mcp behind the real auth middleware and a file token store, as `npm start` runs it. */
 const NOW_MS = 1_699_999_990_000; // 10 s into a minute window
@@ -22,22 +20,22 @@ const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params
 
 let dir: string;
 let config: Config;
-let auth: RealAuth;
-let limiter: RateLimiter;
+let service: Service;
+let tokens: TokenService;
+let limiter: Service['limiter'];
 let app: Express;
 const logger = createCapturingLogger();
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'firelimit-real-auth-'));
   config = loadConfig({ RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_TIERS: 'pro=50', TOKENS_FILE: path.join(dir, 'tokens.json') });
-  auth = await buildRealAuth(config, logger);
-  limiter = await createRateLimiter({ backend: 'memory', policies: config.rateLimit.defaultTier.policies, clock: () => NOW_MS });
-  app = createApp({ config, limiter, logger, authMiddleware: auth.authMiddleware, clock: () => NOW_MS });
+  service = await buildService(config, { logger, clock: () => NOW_MS });
+  tokens = new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
+  ({ limiter, app } = service);
 });
 
 afterAll(async () => {
-  await limiter.close();
-  await auth.close();
+  await service?.release();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -48,7 +46,7 @@ function post(secret: string | undefined, body: unknown) {
 }
 
 test('an MCP client with a token from the store calls whoami and gets that token back; a wrong one gets 401', async () => {
-  const created = await auth.tokens.create({ name: 'client test', tier: 'pro', scopes: ['mcp', 'extra'] });
+  const created = await tokens.create({ name: 'client test', tier: 'pro', scopes: ['mcp', 'extra'] });
   const server: Server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
@@ -71,7 +69,7 @@ test('an MCP client with a token from the store calls whoami and gets that token
 });
 
 test('with the per-token limit spent, a bad or missing token gets 401 (not 429) and leaves the counter alone', async () => {
-  const { secret, token } = await auth.tokens.create({ name: 'order test' });
+  const { secret, token } = await tokens.create({ name: 'order test' });
   for (let i = 0; i < 3; i++) expect((await post(secret, call(i))).status).toBe(200);
   expect((await post(secret, call(3))).status).toBe(429);
 
@@ -90,7 +88,7 @@ test('with the per-token limit spent, a bad or missing token gets 401 (not 429) 
 });
 
 test('a token without the mcp scope gets 403 before the limiter counts it', async () => {
-  const { secret, token } = await auth.tokens.create({ name: 'no scope', scopes: ['reports'] });
+  const { secret, token } = await tokens.create({ name: 'no scope', scopes: ['reports'] });
   const res = await post(secret, call(1));
   expect(res.status).toBe(403);
   expect(res.headers['x-ratelimit-remaining']).toBeUndefined();
@@ -99,7 +97,7 @@ test('a token without the mcp scope gets 403 before the limiter counts it', asyn
 });
 
 test('no log entry carries a token secret or the Authorization header', async () => {
-  const { secret } = await auth.tokens.create({ name: 'log test' });
+  const { secret } = await tokens.create({ name: 'log test' });
   await post(secret, call(1));
   await post(`${secret}x`, call(2));
   const logged = JSON.stringify(logger.entries);

@@ -1,16 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Express } from 'express';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config/config';
-import { createApp } from '../../src/service/create-app';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { RateLimiter } from '../../src/limiter/rate-limiter';
+import { buildService, type Service } from '../../src/service/build-service';
 import { silentLogger } from '../../src/shared/logger';
 import { FileTokenStore } from '../../src/tokens/file-token-store';
 import { TokenService } from '../../src/tokens/token-service';
-import { buildRealAuth, type RealAuth } from '../support/real-auth';
 
 /**
  * Two service instances share one token store, as Cloud Run instances share
@@ -23,17 +19,11 @@ const WINDOW_START_MS = 1_700_000_040_000; // a minute boundary
 let nowMs = WINDOW_START_MS;
 const clock = () => nowMs;
 
-interface Instance {
-  readonly app: Express;
-  readonly auth: RealAuth;
-  readonly limiter: RateLimiter;
-}
-
 let dir: string;
 let config: Config;
 let operator: TokenService;
 let operatorStore: FileTokenStore;
-const instances: Instance[] = [];
+const instances: Service[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'firelimit-propagation-'));
@@ -43,26 +33,19 @@ beforeAll(async () => {
     TOKEN_CACHE_TTL_MS: String(TTL_MS),
     TOKENS_FILE: path.join(dir, 'tokens.json'),
   });
-  for (let i = 0; i < 2; i++) {
-    const auth = await buildRealAuth(config, silentLogger, { clock });
-    // The limiter's window stays put while the verifier's clock moves past its TTL.
-    const limiter = await createRateLimiter({ backend: 'memory', policies: config.rateLimit.defaultTier.policies, clock: () => WINDOW_START_MS + 1_000 });
-    instances.push({ auth, limiter, app: createApp({ config, limiter, logger: silentLogger, authMiddleware: auth.authMiddleware, clock }) });
-  }
+  // One clock for each whole instance: stepping it past the TTL expires the verifiers' caches (each test's token is new, so its window is too).
+  for (let i = 0; i < 2; i++) instances.push(await buildService(config, { logger: silentLogger, clock }));
   operatorStore = new FileTokenStore({ path: config.tokens.file });
   operator = new TokenService({ store: operatorStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
 });
 
 afterAll(async () => {
-  for (const instance of instances) {
-    await instance.limiter.close();
-    await instance.auth.close();
-  }
+  await Promise.all(instances.map((instance) => instance.release()));
   await operatorStore.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-function callStatus(instance: Instance, secret: string) {
+function callStatus(instance: Service, secret: string) {
   return request(instance.app)
     .post('/mcp')
     .set('Accept', 'application/json, text/event-stream')
