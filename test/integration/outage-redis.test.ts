@@ -52,14 +52,13 @@ afterAll(async () => {
 async function viaCreateRateLimiter(failurePolicy: FailurePolicy): Promise<OutageApp> {
   const app = await startOutageApp(failurePolicy, ({ logger, metrics }) =>
     createRateLimiter({
-      backend: 'redis',
+      store: new RedisWindowStore({ url: redis.url, commandTimeoutMs: DEADLINE_MS, logger }),
       policy,
-      redis: { url: redis.url, commandTimeoutMs: DEADLINE_MS },
       timeoutMs: DEADLINE_MS,
       probeIntervalMs: PROBE_INTERVAL_MS,
       failurePolicy,
       logger,
-      metrics,
+      events: metrics,
     }),
   );
   outageApps.push(app);

@@ -340,8 +340,7 @@ describe('outages', () => {
     const logger = createCapturingLogger();
     const timeoutMs = 300;
     const limiter = await createRateLimiter({
-      backend: 'redis',
-      redis: { url: down.url, keyPrefix: 'suspend:' },
+      store: new RedisWindowStore({ url: down.url, keyPrefix: 'suspend:', logger }),
       policy: MINUTE,
       timeoutMs,
       // Short, so the outage guard's probe finds Redis back quickly once resumed.

@@ -2,11 +2,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { App } from 'firebase-admin/app';
 import { getDatabase, type Database } from 'firebase-admin/database';
+import { loadConfig } from '../../src/config/config';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import { encodeKeyPart } from '../../src/limiter/key';
 import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
 import { RtdbWindowStore, type RtdbWindowStoreOptions } from '../../src/limiter/stores/rtdb-store';
 import { DEFAULT_SWEEP_BATCH_SIZE, DEFAULT_SWEEP_GRACE_MS, DEFAULT_SWEEP_MAX_BATCHES, RtdbSweeper } from '../../src/limiter/stores/rtdb-sweeper';
+import { createLimitStore } from '../../src/service/create-limit-store';
+import { silentLogger } from '../../src/shared/logger';
 import { createCapturingLogger } from '../support/capturing-logger';
 import { createAdminApp, deleteAdminApp } from '../support/rtdb-server/admin-app';
 import { rtdbForTests, type RtdbTestServer } from '../support/rtdb-server';
@@ -337,22 +340,16 @@ describe('on the timer', () => {
     expect(await server.read(root)).toEqual({ 'addr:after-close': node(WINDOW, 1) });
   });
 
-  test('createRateLimiter passes the interval and its clock to the sweeper', async () => {
+  test("the service's store (createLimitStore) gives the sweeper the limiter's clock", async () => {
     const root = newRoot();
     await seed(root, { [addr('10.1.1.1')]: node(WINDOW, 1), [addr('10.1.1.2')]: node(WINDOW + 3, 1) });
     // By the real clock (years after WINDOW + 3) both are dead; by the limiter's clock only the first is.
-    const limiter = await createRateLimiter({
-      backend: 'rtdb',
-      policy: POLICY,
-      clock: () => SWEEP_AT,
-      rtdb: { database, rootPath: root, sweepIntervalMs: 20 },
-    });
+    const config = loadConfig({ RATE_LIMIT_BACKEND: 'rtdb', FIREBASE_DATABASE_URL: server.databaseUrl });
+    const store = await createLimitStore(config, app, { namespace: root, logger: silentLogger, clock: () => SWEEP_AT });
+    expect(store).toBeInstanceOf(RtdbWindowStore);
+    const limiter = await createRateLimiter({ store, policy: POLICY, clock: () => SWEEP_AT });
     try {
-      const deadline = Date.now() + 10_000;
-      while (Object.keys(((await server.read(root)) as object | null) ?? {}).length > 1) {
-        if (Date.now() > deadline) throw new Error('the timer never swept');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      expect(await (store as RtdbWindowStore).sweepOnce()).toMatchObject({ swept: 1 });
       expect(await server.read(root)).toEqual({ [addr('10.1.1.2')]: node(WINDOW + 3, 1) });
     } finally {
       await limiter.close();
