@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess, type Serializable } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 
 /** A bench server in a child process, spoken to over IPC. */
@@ -7,6 +7,8 @@ export interface BenchChild<R> {
   readonly ready: R;
   /** CPU time (user + system, µs) the child has used so far. */
   cpuUs(): Promise<number>;
+  /** Sends `message` and resolves with the child's next message, its answer. */
+  request<T>(message: Serializable): Promise<T>;
   /** Asks it to stop (so --cpu-prof can write its profile), killing it after 5 s. */
   stop(): Promise<void>;
 }
@@ -14,7 +16,8 @@ export interface BenchChild<R> {
 /**
  * Forks `file` with tsx as its loader in the child itself (tsx's CLI would put
  * a grandchild process between us and the server) and waits for its first
- * message. The child answers 'cpu' with `{ cpuUs }` and exits on 'stop'.
+ * message. The child answers 'cpu' with `{ cpuUs }` (and any other request
+ * with one message) and exits on 'stop'.
  */
 export async function startBenchChild<R>(file: string, args: readonly string[], options: { readonly name: string; readonly execArgv?: readonly string[] }): Promise<BenchChild<R>> {
   const child: ChildProcess = fork(file, args, {
@@ -26,13 +29,15 @@ export async function startBenchChild<R>(file: string, args: readonly string[], 
     child.once('message', (m: R) => resolve(m));
     child.once('exit', (code) => reject(new Error(`${options.name} exited (${code}) before it was ready`)));
   });
+  const request = <T>(message: Serializable): Promise<T> =>
+    new Promise<T>((resolve) => {
+      child.once('message', (m: T) => resolve(m));
+      child.send(message);
+    });
   return {
     ready,
-    cpuUs: () =>
-      new Promise<number>((resolve) => {
-        child.once('message', (m: { cpuUs: number }) => resolve(m.cpuUs));
-        child.send('cpu');
-      }),
+    cpuUs: () => request<{ cpuUs: number }>('cpu').then((m) => m.cpuUs),
+    request,
     stop: async () => {
       if (child.connected) child.send('stop');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);

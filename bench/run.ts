@@ -24,6 +24,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'outage', file: 'outage-bench', exportName: 'runOutageBench' },
   { name: 'admission', file: 'admission-bench', exportName: 'runAdmissionBench' },
   { name: 'attack', file: 'attack-bench', exportName: 'runAttackBench' },
+  { name: 'algorithms', file: 'algorithms-bench', exportName: 'runAlgorithmsBench' },
 ];
 
 type Runner = () => Promise<BenchTable>;

@@ -94,12 +94,15 @@ export function sameAdjustment(policies: PolicySet, adjustment: Adjustment<unkno
 /** Epoch ms after which every state of the set is empty again (for TTLs, `e` and sweeps); null when all are empty. */
 export function setExpiresAtMs(states: readonly unknown[], policies: PolicySet): number | null {
   let latest: number | null = null;
-  policies.forEach((policy, i) => {
+  // A loop, not forEach: this runs on every write of every store, and a callback that assigns
+  // `latest` costs a closure and a context per call.
+  for (let i = 0; i < policies.length; i++) {
     const state = states[i] ?? null;
-    if (state === null) return;
+    if (state === null) continue;
+    const policy = policies[i] as RateLimitPolicy;
     const expiresAtMs = algorithmFor(policy).expiresAtMs(state, policy);
     if (latest === null || expiresAtMs > latest) latest = expiresAtMs;
-  });
+  }
   return latest;
 }
 

@@ -1,7 +1,7 @@
 import type { Adjustment } from '../algorithms/algorithm';
 import { adjustSet, assertValidAdjustments, decideSet, setExpiresAtMs } from '../decide-set';
 import type { LimitStore, StoreDecision } from '../limit-store';
-import { stateSlotOf, type PolicySet } from '../policy';
+import { stateSlotOf, type PolicySet, type RateLimitPolicy } from '../policy';
 
 /** One key's states, by slot (stateSlotOf): a tier's several policies live side by side. */
 type Slots = Record<string, unknown>;
@@ -86,7 +86,7 @@ export class MemoryWindowStore implements LimitStore {
       target = {};
       this.current.set(key, target);
     }
-    for (let i = 0; i < policies.length; i++) target[stateSlotOf(policies[i] as PolicySet[number])] = states[i] ?? null;
+    for (let i = 0; i < policies.length; i++) target[slotOf(policies[i] as RateLimitPolicy)] = states[i] ?? null;
     const expiresAtMs = setExpiresAtMs(states, policies);
     if (expiresAtMs !== null && expiresAtMs > this.currentExpiresAtMs) this.currentExpiresAtMs = expiresAtMs;
     if (expiresAtMs === null || expiresAtMs - nowMs <= this.rotationMs) return;
@@ -129,6 +129,20 @@ export class MemoryWindowStore implements LimitStore {
 }
 
 function readStates(slots: Slots | undefined, policies: PolicySet): unknown[] {
-  if (slots === undefined) return policies.map(() => null);
-  return policies.map((policy) => slots[stateSlotOf(policy)] ?? null);
+  const states: unknown[] = [];
+  for (const policy of policies) states.push(slots === undefined ? null : (slots[slotOf(policy)] ?? null));
+  return states;
+}
+
+// Policies are the same objects call after call (see policy-choice.ts), so each slot name is built
+// once: a freshly built string as a property key costs V8 a string-table lookup on every access.
+const slotNames = new WeakMap<RateLimitPolicy, string>();
+
+function slotOf(policy: RateLimitPolicy): string {
+  let slot = slotNames.get(policy);
+  if (slot === undefined) {
+    slot = stateSlotOf(policy);
+    slotNames.set(policy, slot);
+  }
+  return slot;
 }

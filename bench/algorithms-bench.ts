@@ -1,0 +1,292 @@
+import path from 'node:path';
+import type { App } from 'firebase-admin/app';
+import { getDatabase, type Database } from 'firebase-admin/database';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { createClient } from 'redis';
+import { ALGORITHM_NAMES, type AlgorithmName } from '../src/limiter/algorithms';
+import { windowNumberAt } from '../src/limiter/algorithms/fixed-window';
+import { createRateLimiter } from '../src/limiter/create-rate-limiter';
+import type { PolicySet } from '../src/limiter/policy';
+import type { RateLimiter } from '../src/limiter/rate-limiter';
+import { RedisWindowStore } from '../src/limiter/stores/redis-store';
+import { RtdbWindowStore } from '../src/limiter/stores/rtdb-store';
+import { startRedisServer } from '../test/support/redis-server';
+import { startRtdbTestServer, type RtdbTestServer } from '../test/support/rtdb-server';
+import { createAdminApp, deleteAdminApp } from '../test/support/rtdb-server/admin-app';
+import { benchKeys, benchPolicy, MEMORY_CANDIDATES, WINDOW_MS, type BlockRequest } from './algorithms-memory';
+import { startBenchChild, type BenchChild } from './bench-child';
+import { median, printTable, type BenchTable } from './bench-table';
+import { startDelayProxy } from './delay-proxy';
+
+/**
+ * Every algorithm on every store, beside the peers that offer it and the
+ * store's own floor, measured in one run: `npm run bench -- algorithms`.
+ *
+ * - memory: express-rate-limit's MemoryStore.increment is the reference
+ *   (each candidate in its own process, see algorithms-memory.ts);
+ * - redis: a PING on the connection the decision uses;
+ * - rtdb: a bare set() through the same 1 ms-each-way delay.
+ *
+ * Within a store the candidates run in interleaved rounds, rotated so none
+ * always follows another, after a warm-up; a row is the median over rounds
+ * of each round's figure (memory: mean µs per call of a block; redis, rtdb:
+ * the block's median latency), so a burst of load from the machine's other
+ * jobs moves one round, not the result. Decisions are sequential: latency,
+ * not throughput under concurrency.
+ *
+ * `npx tsx bench/algorithms-bench.ts memory` (or redis, rtdb) runs one store's rows.
+ */
+
+const MEMORY = { keys: 1000, warmupCalls: 50_000, rounds: 21, callsPerBlock: 10_000 };
+const REDIS = { keys: 1000, warmupCalls: 1000, rounds: 15, callsPerBlock: 400 };
+const RTDB = { keys: 16, warmupCalls: 48, rounds: 15, callsPerBlock: 30, delayMs: 1 };
+
+/** Issue targets: ratio to the store's baseline, at most. */
+const TARGET = { memory: 1, redis: 1.2, rtdb: 1.1 } as const;
+
+type StoreName = 'memory' | 'redis' | 'rtdb';
+
+interface Candidate {
+  readonly store: StoreName;
+  readonly algorithm: AlgorithmName | null;
+  readonly label: string;
+  /** The candidate this one's ratio is taken against (itself for a baseline). */
+  baseline?: Candidate;
+  /** The most this row may be, as a ratio to its baseline; undefined: none. */
+  readonly target?: number;
+  /** Runs one round's block; resolves with its figure in µs per decision. */
+  readonly block: (round: number) => Promise<number>;
+}
+
+interface Measured {
+  readonly candidate: Candidate;
+  /** µs per decision, one per round. */
+  readonly rounds: readonly number[];
+}
+
+async function interleave(candidates: readonly Candidate[], rounds: number): Promise<Measured[]> {
+  const samples = new Map<Candidate, number[]>(candidates.map((c) => [c, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (let j = 0; j < candidates.length; j++) {
+      const candidate = candidates[(round + j) % candidates.length] as Candidate;
+      samples.get(candidate)?.push(await candidate.block(round));
+    }
+  }
+  return candidates.map((candidate) => ({ candidate, rounds: samples.get(candidate) ?? [] }));
+}
+
+/** Times `calls` sequential awaited calls one by one; the block's median latency in µs. */
+async function medianLatencyUs(call: (i: number) => Promise<unknown>, offset: number, calls: number): Promise<number> {
+  const latencies: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    const started = process.hrtime.bigint();
+    await call(offset + i);
+    latencies.push(Number(process.hrtime.bigint() - started) / 1000);
+  }
+  return median(latencies);
+}
+
+async function warmUp(call: (i: number) => Promise<unknown>, calls: number): Promise<void> {
+  for (let i = 0; i < calls; i++) await call(i);
+}
+
+// ---------------------------------------------------------------- memory
+
+async function measureMemory(): Promise<Measured[]> {
+  const file = path.join(__dirname, 'algorithms-memory.ts');
+  const args = (id: string) => ['--candidate', id, String(MEMORY.keys), String(MEMORY.warmupCalls)];
+  const children: BenchChild<unknown>[] = [];
+  try {
+    // Started together (each warms up on its own), timed one at a time.
+    const started = await Promise.all(MEMORY_CANDIDATES.map((c) => startBenchChild(file, args(c.id), { name: `memory candidate ${c.id}` })));
+    children.push(...started);
+    const candidates: Candidate[] = MEMORY_CANDIDATES.map((c, i) => {
+      const child = started[i] as BenchChild<unknown>;
+      const request: BlockRequest = { offset: 0, calls: MEMORY.callsPerBlock };
+      return {
+        store: 'memory',
+        algorithm: c.algorithm,
+        label: c.label,
+        target: c.ours && c.algorithm === 'fixed-window' ? TARGET.memory : undefined,
+        block: async (round) => {
+          const { nsPerCall } = await child.request<{ nsPerCall: number }>({ ...request, offset: round * MEMORY.callsPerBlock });
+          return nsPerCall / 1000;
+        },
+      };
+    });
+    const reference = candidates[0] as Candidate;
+    for (const c of candidates) c.baseline = reference;
+    return await interleave(candidates, MEMORY.rounds);
+  } finally {
+    await Promise.all(children.map((child) => child.stop()));
+  }
+}
+
+// ---------------------------------------------------------------- redis
+
+async function measureRedis(): Promise<Measured[]> {
+  const server = await startRedisServer();
+  const client = createClient({ url: server.url, disableOfflineQueue: true });
+  const store = new RedisWindowStore({ url: server.url, keyPrefix: 'bench-alg:' });
+  const limiters: RateLimiter[] = [];
+  try {
+    await client.connect();
+    if (!(await store.whenReady(5000))) throw new Error('bench: RedisWindowStore did not connect');
+    const keys = benchKeys(REDIS.keys);
+    const key = (i: number) => keys[i % keys.length] as string;
+    const latency = (call: (i: number) => Promise<unknown>) => (round: number) => medianLatencyUs(call, round * REDIS.callsPerBlock, REDIS.callsPerBlock);
+
+    const barePing: Candidate = { store: 'redis', algorithm: null, label: 'PING (bare node-redis client)', block: latency(() => client.sendCommand(['PING'])) };
+    const storePing: Candidate = { store: 'redis', algorithm: null, label: "PING (RedisWindowStore's connection)", block: latency(() => store.ping()) };
+    barePing.baseline = barePing;
+    storePing.baseline = storePing;
+    const candidates: Candidate[] = [barePing, storePing];
+    const warm: ((i: number) => Promise<unknown>)[] = [() => client.sendCommand(['PING']), () => store.ping()];
+
+    for (const algorithm of ALGORITHM_NAMES) {
+      const policy = benchPolicy(algorithm);
+      const policies: PolicySet = [policy];
+      const limiter = await createRateLimiter({ backend: 'redis', redis: { url: server.url, keyPrefix: `bench-rl-${algorithm}:` }, policy });
+      limiters.push(limiter);
+      if (!(await limiter.whenReady(5000))) throw new Error(`bench: createRateLimiter(redis, ${algorithm}) did not connect`);
+      const storeCall = (i: number) => store.consume(key(i), Date.now(), policies, 1);
+      const limiterCall = (i: number) => limiter.consume(key(i));
+      candidates.push(
+        { store: 'redis', algorithm, label: 'RedisWindowStore.consume (one EVALSHA)', baseline: storePing, target: TARGET.redis, block: latency(storeCall) },
+        // Its own connection; its PING there costs what the store's does (same server, same client options).
+        { store: 'redis', algorithm, label: "createRateLimiter({ backend: 'redis' }).consume", baseline: storePing, target: TARGET.redis, block: latency(limiterCall) },
+      );
+      warm.push(storeCall, limiterCall);
+    }
+    // rate-limiter-flexible speaks node-redis v4+ when told so (useRedisPackage); fixed window only.
+    const rlf = new RateLimiterRedis({ storeClient: client, useRedisPackage: true, keyPrefix: 'bench-rlf', points: 1_000_000_000, duration: WINDOW_MS / 1000 });
+    const rlfCall = (i: number) => rlf.consume(key(i));
+    candidates.push({ store: 'redis', algorithm: 'fixed-window', label: 'rate-limiter-flexible RateLimiterRedis.consume', baseline: barePing, block: latency(rlfCall) });
+    warm.push(rlfCall);
+
+    for (const call of warm) await warmUp(call, REDIS.warmupCalls);
+    for (const limiter of limiters) {
+      if (!(await limiter.consume('bench-probe')).shared) throw new Error('bench: createRateLimiter(redis) answered locally; Redis not reachable');
+    }
+    return await interleave(candidates, REDIS.rounds);
+  } finally {
+    await Promise.all(limiters.map((limiter) => limiter.close()));
+    await store.close();
+    client.destroy();
+    await server.close();
+  }
+}
+
+// ---------------------------------------------------------------- rtdb
+
+async function measureRtdb(): Promise<Measured[]> {
+  const server = await startRtdbTestServer();
+  const proxy = await startDelayProxy(server.port, RTDB.delayMs);
+  // The same server through the proxy; createAdminApp only reads host and databaseUrl.
+  const proxied = { ...server, host: `127.0.0.1:${proxy.port}`, databaseUrl: `http://127.0.0.1:${proxy.port}?ns=${server.namespace}` } as RtdbTestServer;
+  let app: App | undefined;
+  const closers: (() => Promise<void>)[] = [];
+  try {
+    app = createAdminApp(proxied);
+    const database: Database = getDatabase(app);
+    const keys = benchKeys(RTDB.keys);
+    const key = (i: number) => keys[i % keys.length] as string;
+    const latency = (call: (i: number) => Promise<unknown>) => (round: number) => medianLatencyUs(call, round * RTDB.callsPerBlock, RTDB.callsPerBlock);
+
+    let sets = 0;
+    const setCall = (i: number) => database.ref(`bench/set/${key(i)}`).set({ [String(windowNumberAt(Date.now(), WINDOW_MS))]: ++sets });
+    const set: Candidate = { store: 'rtdb', algorithm: null, label: `set() (+${RTDB.delayMs} ms each way)`, block: latency(setCall) };
+    set.baseline = set;
+    const candidates: Candidate[] = [set];
+    const warm: ((i: number) => Promise<unknown>)[] = [setCall];
+    const limiters: RateLimiter[] = [];
+
+    for (const algorithm of ALGORITHM_NAMES) {
+      const policy = benchPolicy(algorithm);
+      const policies: PolicySet = [policy];
+      const store = new RtdbWindowStore({ database, rootPath: `bench/store/${algorithm}`, sweepIntervalMs: 0 });
+      const limiter = await createRateLimiter({ backend: 'rtdb', rtdb: { database, rootPath: `bench/limiter/${algorithm}`, sweepIntervalMs: 0 }, policy });
+      closers.push(() => store.close(), () => limiter.close());
+      limiters.push(limiter);
+      const storeCall = (i: number) => store.consume(key(i), Date.now(), policies, 1);
+      const limiterCall = (i: number) => limiter.consume(key(i));
+      candidates.push(
+        { store: 'rtdb', algorithm, label: 'RtdbWindowStore.consume (one transaction)', baseline: set, target: TARGET.rtdb, block: latency(storeCall) },
+        { store: 'rtdb', algorithm, label: "createRateLimiter({ backend: 'rtdb' }).consume", baseline: set, target: TARGET.rtdb, block: latency(limiterCall) },
+      );
+      warm.push(storeCall, limiterCall);
+    }
+    // Warm-up: connection, JIT, every key's listener and node on the server.
+    for (const call of warm) await warmUp(call, RTDB.warmupCalls);
+    for (const limiter of limiters) {
+      if (!(await limiter.consume(key(0))).shared) throw new Error('bench: createRateLimiter(rtdb) answered locally');
+    }
+    return await interleave(candidates, RTDB.rounds);
+  } finally {
+    // The server's child process is unref'd: keep the loop alive until it has exited, or the table is never printed.
+    const keepAlive = setInterval(() => undefined, 1000);
+    try {
+      for (const close of closers) await close();
+      if (app !== undefined) await deleteAdminApp(app);
+      await proxy.close();
+      await server.close();
+    } finally {
+      clearInterval(keepAlive);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- table
+
+function rowsOf(measured: readonly Measured[]): (string | number)[][] {
+  const byCandidate = new Map(measured.map((m) => [m.candidate, m]));
+  return measured.map(({ candidate, rounds }) => {
+    const us = median([...rounds]);
+    const base = byCandidate.get(candidate.baseline ?? candidate) as Measured;
+    const isBaseline = base.candidate === candidate;
+    const ratio = us / median([...base.rounds]);
+    // Per round against the baseline's same round: how far noise moves the ratio.
+    const perRound = rounds.map((value, i) => value / (base.rounds[i] as number)).sort((a, b) => a - b);
+    const spread = `${(perRound[0] as number).toFixed(2)}-${(perRound[perRound.length - 1] as number).toFixed(2)}`;
+    const target = candidate.target === undefined ? '' : `<= ${candidate.target}x: ${ratio <= candidate.target ? 'met' : 'MISSED'}`;
+    return [
+      candidate.store,
+      candidate.algorithm ?? '-',
+      isBaseline ? `${candidate.label} [baseline]` : candidate.label,
+      us,
+      Math.round(1e6 / us),
+      isBaseline ? '1' : `${ratio.toFixed(2)}x`,
+      isBaseline ? '' : spread,
+      target,
+    ];
+  });
+}
+
+const MEASURE: Readonly<Record<StoreName, () => Promise<Measured[]>>> = { memory: measureMemory, redis: measureRedis, rtdb: measureRtdb };
+
+export async function runAlgorithmsBench(stores: readonly StoreName[] = ['memory', 'redis', 'rtdb']): Promise<BenchTable> {
+  const started = Date.now();
+  const rows: (string | number)[][] = [];
+  for (const store of stores) rows.push(...rowsOf(await MEASURE[store]()));
+  return {
+    title: 'Every algorithm on every store, beside its peers (sequential decisions, interleaved rounds, medians)',
+    columns: ['store', 'algorithm', 'implementation', 'µs/decision', 'decisions/s', 'x baseline', 'per-round x', 'target'],
+    rows,
+    notes: [
+      `memory: ${MEMORY.rounds} rounds x ${MEMORY.callsPerBlock} calls over ${MEMORY.keys} keys per candidate, each in its own process, after ${MEMORY.warmupCalls} warm-up calls; a round's figure is the block's mean CPU time per call (the process's, await and GC included; CPU so that another job preempting a block is not charged to it); baseline express-rate-limit MemoryStore.increment for every row`,
+      `redis: ${REDIS.rounds} rounds x ${REDIS.callsPerBlock} calls over ${REDIS.keys} keys, real redis-server on loopback; a round's figure is the block's median latency; baseline PING on the row's own client (the store's connection for ours, the bare client for rate-limiter-flexible)`,
+      `rtdb: ${RTDB.rounds} rounds x ${RTDB.callsPerBlock} calls over ${RTDB.keys} keys in steady use, RTDB test server through a proxy adding ${RTDB.delayMs} ms each way; baseline a bare set() through the same proxy`,
+      "per-round x: the lowest and highest of the rounds' ratios (each round against the baseline's same round)",
+      'policies: limit 1e9 per 60 s (sliding-log: its cap, 1000), so every decision is allowed; sliding-log keys hold one entry per call made on them, up to a few hundred by the end of the memory rounds',
+      `targets (issue): memory fixed window <= express-rate-limit increment; each algorithm on Redis <= ${TARGET.redis}x PING; on RTDB <= ${TARGET.rtdb}x set(); took ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    ],
+  };
+}
+
+if (require.main === module) {
+  const stores = process.argv.slice(2).filter((arg): arg is StoreName => Object.hasOwn(MEASURE, arg));
+  runAlgorithmsBench(stores.length > 0 ? stores : undefined).then(printTable, (error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
