@@ -103,7 +103,7 @@ describe('setRateLimitHeaders', () => {
     expect(headersFor(decision({ policyName: name, windowMs: 3_600_000 }))['RateLimit-Policy']).toBe(`"${name}";q=10;w=3600`);
   });
 
-  it('publishes the binding policy of a decision held to several: the one with least left', () => {
+  it('lists every policy of a decision held to several, and reports the binding one (least left) in RateLimit and x-ratelimit', () => {
     const burst = { name: 'burst', limit: 5, windowMs: 1_000 };
     const minute = { name: 'minute', limit: 100, windowMs: W };
     const d = toDecision(
@@ -121,7 +121,7 @@ describe('setRateLimitHeaders', () => {
       'x-ratelimit-limit': '100',
       'x-ratelimit-remaining': '2',
       'x-ratelimit-reset': String(END / 1000),
-      'RateLimit-Policy': '"minute";q=100;w=60',
+      'RateLimit-Policy': '"burst";q=5;w=1, "minute";q=100;w=60',
       RateLimit: '"minute";r=2;t=48',
     });
   });

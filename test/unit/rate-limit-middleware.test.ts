@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import request from 'supertest';
 import type { Decision } from '../../src/limiter/decision';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
+import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
 import type { ConsumeOptions, RateLimiter } from '../../src/limiter/rate-limiter';
 import { createRateLimitMiddleware, type RateLimitMiddlewareOptions } from '../../src/http/rate-limit-middleware';
 import { decisionOf } from '../../src/http/request-locals';
@@ -69,7 +69,7 @@ describe('createRateLimitMiddleware', () => {
     const res = await request(app).get('/thing?who=alice');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ routed: true, decision: allowed });
-    expect(calls).toEqual([{ key: 'tok_alice', options: { policy: undefined, cost: undefined } }]);
+    expect(calls).toEqual([{ key: 'tok_alice', options: { policies: undefined, cost: undefined } }]);
     expect(res.headers).toMatchObject({
       'x-ratelimit-limit': '10',
       'x-ratelimit-remaining': '7',
@@ -98,12 +98,15 @@ describe('createRateLimitMiddleware', () => {
     expect(res.body).toMatchObject({ error: 'backend_unavailable', retryAfterSeconds: 5 });
   });
 
-  it('asks the limiter with the policy and cost the options pick for this request', async () => {
-    const pro: RateLimitPolicy = { name: 'pro', limit: 100, windowMs: W };
+  it('asks the limiter with the policies and cost the options pick for this request', async () => {
+    const pro: PolicySet = [
+      { name: 'pro-burst', algorithm: 'token-bucket', limit: 10, windowMs: 1_000, burst: 20 },
+      { name: 'pro', limit: 100, windowMs: W },
+    ];
     const seen: string[] = [];
     const { app, calls } = middleware(() => Promise.resolve(decision()), {
-      policy: (req) => {
-        seen.push(`policy:${String(req.query.who)}`);
+      policies: (req) => {
+        seen.push(`policies:${String(req.query.who)}`);
         return pro;
       },
       cost: (req) => {
@@ -112,8 +115,8 @@ describe('createRateLimitMiddleware', () => {
       },
     });
     await request(app).get('/thing?who=dave').expect(200);
-    expect(calls).toEqual([{ key: 'tok_dave', options: { policy: pro, cost: 3 } }]);
-    expect(seen).toEqual(['policy:dave', 'cost:dave']);
+    expect(calls).toEqual([{ key: 'tok_dave', options: { policies: pro, cost: 3 } }]);
+    expect(seen).toEqual(['policies:dave', 'cost:dave']);
   });
 
   it('hands a refusal to a custom refusal writer with the decision, and sets the headers first', async () => {
