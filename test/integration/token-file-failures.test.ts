@@ -2,34 +2,37 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import request from 'supertest';
-import { createAuthMiddleware } from '../../src/http/auth-middleware';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { RateLimiter } from '../../src/limiter/rate-limiter';
+import { loadConfig } from '../../src/config/config';
 import { createServiceLogger } from '../../src/logging/create-service-logger';
-import { CachedTokenVerifier } from '../../src/tokens/cached-token-verifier';
-import { FileTokenStore } from '../../src/tokens/file-token-store';
+import { buildService, type Service } from '../../src/service/build-service';
 import { TokenService } from '../../src/tokens/token-service';
 
 /**
  * A token file that breaks under a running server, seen from the outside:
- * the real auth middleware, verifier and file store, the service's JSON
- * logger, the file on disk.
+ * the service as buildService builds it (real auth middleware, verifier and
+ * file store) with the service's JSON logger, and the file on disk.
  */
 
 const FAILURE_BUDGET = 2;
+/** The shortest cache TTL the config takes; every request steps the clock past it, so each one asks the file. */
+const TTL_MS = 1;
+const WINDOW_START_MS = 1_700_000_040_000; // a minute boundary: the few steps below stay in one failure window
 
 let dir: string;
 let file: string;
-let limiter: RateLimiter;
+let service: Service | undefined;
+let nowMs: number;
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'firelimit-token-file-'));
   file = path.join(dir, 'tokens.json');
+  nowMs = WINDOW_START_MS;
 });
 afterEach(async () => {
-  await limiter?.close();
+  await service?.release();
+  service = undefined;
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -37,24 +40,27 @@ async function serve(): Promise<{ app: Express; logText: () => string; secret: s
   const stream = new PassThrough();
   const chunks: string[] = [];
   stream.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
-  const logger = createServiceLogger({ log: { format: 'json' }, firebase: { projectId: 'demo-firelimit' } as never }, { output: stream });
-  const store = new FileTokenStore({ path: file, logger });
-  const { secret } = await new TokenService({ store }).create({ name: 'survivor' });
-  limiter = await createRateLimiter({ backend: 'memory', policy: { name: 'auth-failures', limit: FAILURE_BUDGET, windowMs: 60_000 } });
-  const unauthenticatedLimiter = await createRateLimiter({ backend: 'memory', policy: { name: 'unauthenticated', limit: 1_000, windowMs: 60_000 } });
-  const app = express();
-  app.use(express.json());
-  app.post(
-    '/mcp',
-    createAuthMiddleware({ verifier: new CachedTokenVerifier({ store, ttlMs: 0 }), authFailureLimiter: limiter, unauthenticatedLimiter, trustProxyHops: 0, requiredScope: 'mcp', logger }),
-    (_req, res) => {
-      res.json({ ok: true });
-    },
-  );
-  return { app, logText: () => chunks.join(''), secret };
+  const config = loadConfig({
+    TOKENS_FILE: file,
+    AUTH_FAILURES_PER_MINUTE: String(FAILURE_BUDGET),
+    TOKEN_CACHE_TTL_MS: String(TTL_MS),
+    LOG_FORMAT: 'json',
+    GOOGLE_CLOUD_PROJECT: 'demo-firelimit',
+  });
+  const logger = createServiceLogger(config, { output: stream });
+  service = await buildService(config, { logger, clock: () => nowMs });
+  const { secret } = await new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) }).create({ name: 'survivor' });
+  return { app: service.app, logText: () => chunks.join(''), secret };
 }
 
-const post = (app: Express, secret: string) => request(app).post('/mcp').set('Authorization', `Bearer ${secret}`).send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+const post = (app: Express, secret: string) => {
+  nowMs += TTL_MS;
+  return request(app)
+    .post('/mcp')
+    .set('Accept', 'application/json, text/event-stream')
+    .set('Authorization', `Bearer ${secret}`)
+    .send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+};
 
 test('a deleted token file answers 503 (never 401 or 429) for a valid token, logs the path once, and serves again once restored', async () => {
   const { app, logText, secret } = await serve();
