@@ -5,16 +5,13 @@ import { PassThrough } from 'node:stream';
 import express from 'express';
 import request from 'supertest';
 import { loadConfig } from '../../src/config/config';
-import { createApp } from '../../src/service/create-app';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import { OutageGuard } from '../../src/limiter/outage-guard';
-import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
+import { buildService } from '../../src/service/build-service';
 import type { LimitStore } from '../../src/limiter/limit-store';
 import { createServiceLogger } from '../../src/logging/create-service-logger';
 import type { Logger } from '../../src/shared/logger';
 import { createRequestLogMiddleware, safeRequestUrl } from '../../src/logging/request-log-middleware';
 import { hashSecret } from '../../src/tokens/token-secret';
-import { buildRealAuth } from '../support/real-auth';
+import { TokenService } from '../../src/tokens/token-service';
 
 const ACCEPT = 'application/json, text/event-stream';
 const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'rate_limit_status', arguments: {} } });
@@ -94,19 +91,13 @@ describe('the real app with the file token store', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   test('logs every decision with token id and shared:false, the 429 too, and never the secret', async () => {
-    const config = loadConfig({ RATE_LIMIT_PER_MINUTE: '2', TOKENS_FILE: path.join(dir, 'tokens.json'), LOG_FORMAT: 'json' });
+    const config = loadConfig({ RATE_LIMIT_PER_MINUTE: '2', TOKENS_FILE: path.join(dir, 'tokens.json'), LOG_FORMAT: 'json', GOOGLE_CLOUD_PROJECT: 'demo-firelimit' });
     const captured = capturedServiceLogger();
-    const auth = await buildRealAuth(config, captured.logger);
-    const limiter = await createRateLimiter({ backend: 'memory', policy: config.rateLimit.defaultTier, logger: captured.logger });
-    const app = createApp({
-      config,
-      limiter,
-      logger: captured.logger,
-      authMiddleware: auth.authMiddleware,
-      requestLogger: createRequestLogMiddleware(captured.logger, { projectId: 'demo-firelimit' }),
-    });
+    const service = await buildService(config, { logger: captured.logger });
+    const { app } = service;
+    const tokens = new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
     try {
-      const { secret, token } = await auth.tokens.create({ name: 'log test' });
+      const { secret, token } = await tokens.create({ name: 'log test' });
       const post = (bearer: string, id: number) =>
         request(app).post('/mcp').set('Accept', ACCEPT).set('Content-Type', 'application/json').set('Authorization', `Bearer ${bearer}`).send(call(id));
       expect((await post(secret, 1)).status).toBe(200);
@@ -133,15 +124,19 @@ describe('the real app with the file token store', () => {
         [undefined, undefined],
       ]);
     } finally {
-      await limiter.close();
-      await auth.close();
+      await service.release();
     }
   });
 
   test('logs a fail-open answer from the local window as a WARNING with shared:false and its reason', async () => {
-    const config = loadConfig({ RATE_LIMIT_PER_MINUTE: '5', TOKENS_FILE: path.join(dir, 'tokens-outage.json') });
+    const config = loadConfig({
+      RATE_LIMIT_PER_MINUTE: '5',
+      TOKENS_FILE: path.join(dir, 'tokens-outage.json'),
+      RATE_LIMIT_TIMEOUT_MS: '200',
+      RATE_LIMIT_PROBE_INTERVAL_MS: '60000',
+      RATE_LIMIT_FAILURE_POLICY: 'fail-open',
+    });
     const captured = capturedServiceLogger();
-    const auth = await buildRealAuth(config, captured.logger);
     // A shared store that is down, with an error text quoting credentials, as real client errors sometimes do.
     const downStore: LimitStore = {
       backend: 'redis',
@@ -150,23 +145,12 @@ describe('the real app with the file token store', () => {
       adjust: () => Promise.reject(new Error('connect ECONNREFUSED redis://:hunter2@cache:6379')),
       close: async () => undefined,
     };
-    const limiter = new WindowRateLimiter({
-      store: downStore,
-      guard: new OutageGuard({ backend: 'redis', timeoutMs: 200, probeIntervalMs: 60_000, logger: captured.logger }),
-      policy: config.rateLimit.defaultTier,
-      failurePolicy: 'fail-open',
-      clock: Date.now,
-      logger: captured.logger,
-    });
-    const app = createApp({
-      config,
-      limiter,
-      logger: captured.logger,
-      authMiddleware: auth.authMiddleware,
-      requestLogger: createRequestLogMiddleware(captured.logger),
-    });
+    // Behind both shared limiters (per token and failed sign-ins), as an outage of the one backend would be.
+    const service = await buildService(config, { logger: captured.logger, limitStore: () => downStore });
+    const { app } = service;
+    const tokens = new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
     try {
-      const { secret, token } = await auth.tokens.create({ name: 'outage test' });
+      const { secret, token } = await tokens.create({ name: 'outage test' });
       for (let id = 1; id <= 2; id++) {
         const res = await request(app).post('/mcp').set('Accept', ACCEPT).set('Content-Type', 'application/json').set('Authorization', `Bearer ${secret}`).send(call(id));
         expect(res.status).toBe(200);
@@ -179,8 +163,7 @@ describe('the real app with the file token store', () => {
         ['WARNING', token.id, false, 'local_fallback'],
       ]);
     } finally {
-      await limiter.close();
-      await auth.close();
+      await service.release();
     }
   });
 });
