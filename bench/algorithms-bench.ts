@@ -146,7 +146,7 @@ async function measureRedis(): Promise<Measured[]> {
     for (const algorithm of ALGORITHM_NAMES) {
       const policy = benchPolicy(algorithm);
       const policies: PolicySet = [policy];
-      const limiter = await createRateLimiter({ backend: 'redis', redis: { url: server.url, keyPrefix: `bench-rl-${algorithm}:` }, policy });
+      const limiter = await createRateLimiter({ store: new RedisWindowStore({ url: server.url, keyPrefix: `bench-rl-${algorithm}:` }), policy });
       limiters.push(limiter);
       if (!(await limiter.whenReady(5000))) throw new Error(`bench: createRateLimiter(redis, ${algorithm}) did not connect`);
       const storeCall = (i: number) => store.consume(key(i), Date.now(), policies, 1);
@@ -205,7 +205,7 @@ async function measureRtdb(): Promise<Measured[]> {
       const policy = benchPolicy(algorithm);
       const policies: PolicySet = [policy];
       const store = new RtdbWindowStore({ database, rootPath: `bench/store/${algorithm}`, sweepIntervalMs: 0 });
-      const limiter = await createRateLimiter({ backend: 'rtdb', rtdb: { database, rootPath: `bench/limiter/${algorithm}`, sweepIntervalMs: 0 }, policy });
+      const limiter = await createRateLimiter({ store: new RtdbWindowStore({ database, rootPath: `bench/limiter/${algorithm}`, sweepIntervalMs: 0 }), policy });
       closers.push(() => store.close(), () => limiter.close());
       limiters.push(limiter);
       const storeCall = (i: number) => store.consume(key(i), Date.now(), policies, 1);

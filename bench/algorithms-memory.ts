@@ -62,10 +62,10 @@ const ours = (algorithm: AlgorithmName): MemoryCandidate[] => {
     {
       id: `${algorithm}/limiter`,
       algorithm,
-      label: "createRateLimiter({ backend: 'memory' }).consume",
+      label: 'createRateLimiter (memory store).consume',
       ours: true,
       build: async () => {
-        const limiter = await createRateLimiter({ backend: 'memory', policy });
+        const limiter = await createRateLimiter({ policy });
         return (key) => limiter.consume(key);
       },
     },

@@ -74,7 +74,7 @@ async function limiterFor(name: VariantName): Promise<RequestHandler | undefined
     case 'firelimit': {
       const { createRateLimiter } = await import('../src/limiter/create-rate-limiter');
       const { createRateLimitMiddleware } = await import('../src/http/rate-limit-middleware');
-      const limiter = await createRateLimiter({ backend: 'memory', policy: { name: 'default', limit: LIMIT, windowMs: WINDOW_MS } });
+      const limiter = await createRateLimiter({ policy: { name: 'default', limit: LIMIT, windowMs: WINDOW_MS } });
       // One constant key, as the service's token id would be for one caller: the bench measures the middleware, not key spread.
       return createRateLimitMiddleware({ limiter, key: () => 'bench' });
     }
@@ -93,7 +93,7 @@ async function limiterFor(name: VariantName): Promise<RequestHandler | undefined
     case 'diag-consume-then-headers': {
       const { createRateLimiter } = await import('../src/limiter/create-rate-limiter');
       const { setRateLimitHeaders } = await import('../src/http/rate-limit-headers');
-      const limiter = await createRateLimiter({ backend: 'memory', policy: { name: 'default', limit: LIMIT, windowMs: WINDOW_MS } });
+      const limiter = await createRateLimiter({ policy: { name: 'default', limit: LIMIT, windowMs: WINDOW_MS } });
       const headers = name === 'diag-consume-then-headers';
       return (_req: Request, res: Response, next: NextFunction) => {
         limiter.consume('bench').then((decision) => {

@@ -40,7 +40,7 @@ async function buildCandidates(): Promise<Candidate[]> {
   const flexible = new RateLimiterMemory({ points: POLICY.limit, duration: WINDOW_MS / 1000 });
   const store = new MemoryWindowStore();
   const syncStore = new MemoryWindowStore();
-  const limiter = await createRateLimiter({ backend: 'memory', policy: POLICY });
+  const limiter = await createRateLimiter({ policy: POLICY });
   return [
     { name: 'empty (timer overhead)', call: () => undefined, async: false, diagnostic: true },
     { name: 'Map get+set', call: (k) => map.set(k, (map.get(k) ?? 0) + 1), async: false },

@@ -76,7 +76,7 @@ async function buildCandidates(): Promise<Candidate[]> {
   const openStore = new HangingStore();
   const closedStore = new HangingStore();
   const candidates: Candidate[] = [
-    { name: 'memory backend (no guard)', limiter: await createRateLimiter({ backend: 'memory', policy: POLICY, metrics: new LimiterMetrics() }) },
+    { name: 'memory backend (no guard)', limiter: await createRateLimiter({ policy: POLICY, events: new LimiterMetrics() }) },
     { name: 'healthy shared store (through the guard)', limiter: guarded(new SharedMemoryStore(), 'fail-open') },
     { name: 'outage, fail-open (local window)', limiter: guarded(openStore, 'fail-open'), backendCalls: () => openStore.calls },
     { name: 'outage, fail-closed (503)', limiter: guarded(closedStore, 'fail-closed'), backendCalls: () => closedStore.calls },

@@ -52,7 +52,7 @@ function parse(text: string): Map<string, number> {
 describe('LimiterMetrics', () => {
   it('counts memory-backend decisions as local, by result', async () => {
     const metrics = new LimiterMetrics();
-    const limiter = await createRateLimiter({ backend: 'memory', policy, clock: () => 0, metrics });
+    const limiter = await createRateLimiter({ policy, clock: () => 0, events: metrics });
     for (let i = 0; i < 5; i++) await limiter.consume('k');
     const values = parse(await metrics.scrape());
     expect(values.get('firelimit_decisions_total{result="allowed",source="local"}')).toBe(2);
@@ -118,7 +118,7 @@ describe('LimiterMetrics', () => {
 describe('startMetricsServer', () => {
   it('serves the registry on /metrics of its own listener, and nothing else', async () => {
     const metrics = new LimiterMetrics();
-    const limiter = await createRateLimiter({ backend: 'memory', policy, metrics });
+    const limiter = await createRateLimiter({ policy, events: metrics });
     await limiter.consume('k');
     const server = await startMetricsServer({ registry: metrics.registry, port: 0, host: '127.0.0.1' });
     try {
