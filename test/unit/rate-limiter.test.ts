@@ -1,12 +1,11 @@
-import type { WindowAdjustment } from '../../src/limiter/algorithms/fixed-window';
+import type { Adjustment } from '../../src/limiter/algorithms/algorithm';
 import { DeadlineGuard } from '../support/deadline-guard';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { WindowDecision } from '../../src/limiter/decision';
 import { InvalidKeyError } from '../../src/limiter/key';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
+import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
 import { WindowRateLimiter, type FailurePolicy } from '../../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
-import type { LimitStore } from '../../src/limiter/limit-store';
+import type { LimitStore, StoreDecision } from '../../src/limiter/limit-store';
 import { silentLogger } from '../../src/shared/logger';
 
 const W = 60_000;
@@ -26,11 +25,11 @@ class ProgrammableStore implements LimitStore {
   calls = 0;
   private readonly counters = new MemoryWindowStore();
 
-  consume(key: string, nowMs: number, p: RateLimitPolicy, cost: number): Promise<WindowDecision> {
+  consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
     this.calls++;
     switch (this.mode) {
       case 'ok':
-        return this.counters.consume(key, nowMs, p, cost);
+        return this.counters.consume(key, nowMs, policies, cost);
       case 'reject':
         return Promise.reject(Object.assign(new Error('connect to redis://:pw@host failed'), { code: 'ECONNREFUSED' }));
       case 'hang':
@@ -40,12 +39,13 @@ class ProgrammableStore implements LimitStore {
     }
   }
 
-  adjusts: WindowAdjustment[] = [];
+  /** Each adjust call's adjustments, one per policy (null: none). */
+  adjusts: (readonly (Adjustment<unknown> | null)[])[] = [];
 
-  adjust(key: string, nowMs: number, p: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
+  adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
     if (this.mode !== 'ok') return Promise.reject(new Error('store down'));
-    this.adjusts.push(adjustment);
-    return this.counters.adjust(key, nowMs, p, adjustment);
+    this.adjusts.push(adjustments);
+    return this.counters.adjust(key, nowMs, policies, adjustments);
   }
 
   async close(): Promise<void> {
@@ -60,7 +60,7 @@ function setup(options: { failurePolicy?: FailurePolicy; mode?: Mode; unavailabl
   const limiter = new WindowRateLimiter({
     store,
     guard: new DeadlineGuard({ backend: store.backend, timeoutMs: TIMEOUT_MS, logger: silentLogger }),
-    policy,
+    policies: [policy],
     failurePolicy: options.failurePolicy ?? 'fail-open',
     clock: () => clock.nowMs,
     logger: silentLogger,
@@ -228,18 +228,29 @@ describe('WindowRateLimiter input validation', () => {
     expect(store.calls).toBe(0);
   });
 
-  it('refuses to be built with an invalid default policy', () => {
+  it.each([
+    { name: 'an invalid default policy', policies: [{ name: 'x', limit: -1, windowMs: W }], error: RangeError },
+    { name: 'an empty default set', policies: [], error: RangeError },
+    { name: 'two policies sharing a name', policies: [policy, { ...policy, windowMs: 2 * W }], error: RangeError },
+    { name: 'no default policies', policies: undefined, error: TypeError },
+  ])('refuses to be built with $name', ({ policies, error }) => {
     const store = new ProgrammableStore();
     const guard = new DeadlineGuard({ backend: 'rtdb', timeoutMs: 1, logger: silentLogger });
     const parts = { store, guard, failurePolicy: 'fail-open' as const, clock: () => 0, logger: silentLogger };
-    expect(() => new WindowRateLimiter({ ...parts, policy: { name: 'x', limit: -1, windowMs: W } })).toThrow(RangeError);
+    expect(() => new WindowRateLimiter({ ...parts, policies: policies as unknown as PolicySet })).toThrow(error);
+  });
+
+  it('refuses a call that names both a policy and policies', async () => {
+    const { limiter, store } = setup();
+    await expect(limiter.consume('tok_a', { policy, policies: [policy] })).rejects.toThrow(TypeError);
+    expect(store.calls).toBe(0);
   });
 });
 
 describe('createRateLimiter memory backend', () => {
   it('answers from this instance only: shared false, within_limit then limit', async () => {
     let nowMs = 5 * W;
-    const limiter = await createRateLimiter({ backend: 'memory', policy, clock: () => nowMs });
+    const limiter = await createRateLimiter({ policy, clock: () => nowMs });
     expect(limiter.backend).toBe('memory');
     const decisions = [];
     for (let i = 0; i < 4; i++) decisions.push(await limiter.consume('tok_a'));
@@ -273,13 +284,17 @@ describe('WindowRateLimiter refunds and closing', () => {
   });
 
   it('a refund after the window has passed does not credit the next window', async () => {
-    const { limiter, clock } = setup();
+    const { limiter, clock, store } = setup();
     const spent = await limiter.consume('tok_a');
     clock.nowMs += W;
     await limiter.refund('tok_a', spent);
     expect(await limiter.consume('tok_a', { cost: 0 })).toMatchObject({ remaining: 3 });
     await limiter.consume('tok_a');
     expect(await limiter.consume('tok_a', { cost: 0 })).toMatchObject({ remaining: 2 });
+    // Nor when the next window has spending of its own: the late refund is not taken off it.
+    await limiter.refund('tok_a', spent);
+    expect(await limiter.consume('tok_a', { cost: 0 })).toMatchObject({ remaining: 2 });
+    expect(store.adjusts).toEqual([]);
   });
 
   it('a refund of a call granted locally during an outage goes back to the local window, not the store', async () => {
@@ -294,7 +309,7 @@ describe('WindowRateLimiter refunds and closing', () => {
   });
 
   it('a refund on a memory limiter goes to its own store', async () => {
-    const limiter = await createRateLimiter({ backend: 'memory', policy, clock: () => 100 * W });
+    const limiter = await createRateLimiter({ policy, clock: () => 100 * W });
     const spent = await limiter.consume('tok_a', { cost: 2 });
     await limiter.refund('tok_a', spent, { cost: 2 });
     expect((await limiter.consume('tok_a', { cost: 0 })).remaining).toBe(3);
@@ -343,5 +358,106 @@ describe('WindowRateLimiter readiness, overrides and the bound on its over-limit
     clock.nowMs += W; // every block has expired: adding one sweeps them all out
     await block('tok_d');
     expect(limiter.blockedKeys).toBe(1);
+  });
+});
+
+describe('WindowRateLimiter with a policy set', () => {
+  /** Holds 2, refills 1 a second: the burst limit beside the 3-a-minute window. */
+  const burst: RateLimitPolicy = { name: 'burst', algorithm: 'token-bucket', limit: 1, windowMs: 1_000, burst: 2 };
+  const TIER: PolicySet = [burst, policy];
+  const T0 = 100 * W + 10_000;
+
+  it('holds a call to every policy: the binding one on top, each one listed, and a refusal charges none of them', async () => {
+    const { limiter, clock } = setup();
+    const first = await limiter.consume('tok_a', { policies: TIER });
+    expect(first).toMatchObject({ allowed: true, shared: true, reason: 'within_limit', policyName: 'burst', algorithm: 'token-bucket', limit: 2, remaining: 1 });
+    expect(first.policies.map((p) => [p.policyName, p.algorithm, p.allowed, p.remaining])).toEqual([
+      ['burst', 'token-bucket', true, 1],
+      ['default', 'fixed-window', true, 2],
+    ]);
+    await limiter.consume('tok_a', { policies: TIER });
+    const refused = await limiter.consume('tok_a', { policies: TIER });
+    expect(refused).toMatchObject({ allowed: false, reason: 'limit', policyName: 'burst', remaining: 0, retryAfterMs: 1_000 });
+    // The window would have allowed it and reports what it still holds: the refused call was not charged there.
+    expect(refused.policies.map((p) => [p.policyName, p.allowed, p.remaining])).toEqual([
+      ['burst', false, 0],
+      ['default', true, 1],
+    ]);
+    clock.nowMs += 1_000;
+    // The window's last unit, still there; both at 0 now, the longer window binds.
+    expect(await limiter.consume('tok_a', { policies: TIER })).toMatchObject({ allowed: true, policyName: 'default', remaining: 0 });
+  });
+
+  it("answers a bucket's refusal from the cache only until the bucket would allow the call, not until the window ends", async () => {
+    const { limiter, store, clock } = setup();
+    await limiter.consume('tok_a', { policies: TIER, cost: 2 });
+    await limiter.consume('tok_a', { policies: TIER });
+    const calls = store.calls;
+    clock.nowMs = T0 + 500;
+    expect(await limiter.consume('tok_a', { policies: TIER })).toMatchObject({ allowed: false, shared: true, policyName: 'burst', retryAfterMs: 500 });
+    expect(store.calls).toBe(calls);
+    clock.nowMs = T0 + 1_000;
+    expect(await limiter.consume('tok_a', { policies: TIER })).toMatchObject({ allowed: true, shared: true, reason: 'within_limit' });
+    expect(store.calls).toBe(calls + 1);
+  });
+
+  it("answers a window's refusal from the cache for the rest of the window, however full the bucket is again", async () => {
+    const { limiter, store, clock } = setup();
+    for (let i = 0; i < 3; i++) {
+      expect(await limiter.consume('tok_a', { policies: TIER })).toMatchObject({ allowed: true });
+      clock.nowMs += 1_000;
+    }
+    expect(await limiter.consume('tok_a', { policies: TIER })).toMatchObject({ allowed: false, policyName: 'default' });
+    const calls = store.calls;
+    clock.nowMs += 20_000;
+    expect(await limiter.consume('tok_a', { policies: TIER })).toMatchObject({ allowed: false, policyName: 'default', retryAfterMs: 101 * W - clock.nowMs });
+    expect(store.calls).toBe(calls);
+  });
+
+  it('keeps the refusal cache per set, while a policy the sets share keeps one state', async () => {
+    const { limiter } = setup();
+    await limiter.consume('tok_a', { policies: TIER, cost: 2 });
+    expect(await limiter.consume('tok_a', { policies: TIER })).toMatchObject({ allowed: false, policyName: 'burst' });
+    // The window alone is not refused by the bucket's refusal, and it has spent the 2 units the set spent.
+    expect(await limiter.consume('tok_a', { policy })).toMatchObject({ allowed: true, policyName: 'default', remaining: 0 });
+  });
+
+  it('a refund gives back only to the policies still counting the spend: a bucket full again since gets none', async () => {
+    const { limiter, store, clock } = setup();
+    const spent = await limiter.consume('tok_a', { policies: TIER }); // the bucket is full again at T0 + 1000
+    clock.nowMs = T0 + 1_500;
+    await limiter.consume('tok_a', { policies: TIER });
+    await limiter.refund('tok_a', spent, { policies: TIER });
+    expect(store.adjusts).toEqual([[null, { atLeast: null, deltaUnits: -1 }]]);
+    const read = await limiter.consume('tok_a', { policies: TIER, cost: 0 });
+    expect(read.policies.map((p) => [p.policyName, p.remaining])).toEqual([
+      ['burst', 1],
+      ['default', 2],
+    ]);
+  });
+
+  it('fail-open holds the local states to every policy of the set', async () => {
+    const { limiter } = setup({ mode: 'reject' });
+    const decisions = [];
+    for (let i = 0; i < 3; i++) decisions.push(await limiter.consume('tok_a', { policies: TIER }));
+    expect(decisions.map((d) => [d.allowed, d.shared, d.reason, d.policyName])).toEqual([
+      [true, false, 'local_fallback', 'burst'],
+      [true, false, 'local_fallback', 'burst'],
+      [false, false, 'limit', 'burst'],
+    ]);
+    expect(decisions[2]?.policies.map((p) => [p.policyName, p.allowed, p.remaining])).toEqual([
+      ['burst', false, 0],
+      ['default', true, 1],
+    ]);
+  });
+
+  it('fail-closed refuses under every policy of the set, each with its own most', async () => {
+    const { limiter } = setup({ mode: 'reject', failurePolicy: 'fail-closed', unavailableRetryAfterMs: 5_000 });
+    const decision = await limiter.consume('tok_a', { policies: TIER });
+    expect(decision).toMatchObject({ allowed: false, shared: false, reason: 'backend_unavailable', retryAfterMs: 5_000 });
+    expect(decision.policies.map((p) => [p.policyName, p.allowed, p.limit, p.remaining, p.retryAfterMs])).toEqual([
+      ['burst', false, 2, 0, 5_000],
+      ['default', false, 3, 0, 5_000],
+    ]);
   });
 });
