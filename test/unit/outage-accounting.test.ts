@@ -1,17 +1,39 @@
 import fc from 'fast-check';
-import type { WindowAdjustment } from '../../src/limiter/algorithms/fixed-window';
+import type { Adjustment, FixedWindowState, TokenBucketState } from '../../src/limiter/algorithms';
+import { burstOf } from '../../src/limiter/algorithms';
+import { windowNumberAt } from '../../src/limiter/algorithms/fixed-window';
 import type { BackendGuard, GuardedResult } from '../../src/limiter/backend-guard';
-import type { WindowDecision } from '../../src/limiter/decision';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
+import { algorithmOf, type PolicySet, type RateLimitPolicy } from '../../src/limiter/policy';
 import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
 import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
-import type { LimitStore } from '../../src/limiter/limit-store';
+import type { LimitStore, StoreDecision } from '../../src/limiter/limit-store';
 import { createCapturingLogger } from '../support/capturing-logger';
 import { silentLogger } from '../../src/shared/logger';
 
 const WINDOW_MS = 60_000;
 const policy: RateLimitPolicy = { name: 'default', limit: 10, windowMs: WINDOW_MS };
+/** Ten tokens refilled ten a minute: with the clock held still, it counts like a window. */
+const bucket: RateLimitPolicy = { name: 'bucket', algorithm: 'token-bucket', limit: 10, windowMs: WINDOW_MS };
 const T0 = 1_000 * WINDOW_MS + 1_000;
+
+/** The sets the accounting is held to: the default window, a bucket, and both at once. */
+const SETS: readonly { readonly name: string; readonly policies: PolicySet }[] = [
+  { name: 'a fixed window', policies: [policy] },
+  { name: 'a token bucket', policies: [bucket] },
+  { name: 'a fixed window and a token bucket', policies: [policy, bucket] },
+];
+
+/**
+ * Units a stored state has spent at `nowMs`, past the limit too (a write-back
+ * can overspend): a fixed window's count in the current window; a bucket's
+ * missing tokens, which with the clock held still are exactly what was spent.
+ */
+function spentIn(state: unknown, p: RateLimitPolicy, nowMs: number): number {
+  if (state === null) return 0;
+  if (algorithmOf(p) === 'token-bucket') return burstOf(p) - (state as TokenBucketState).scaledTokens / p.windowMs;
+  const { windowNumber, count } = state as FixedWindowState;
+  return windowNumber === windowNumberAt(nowMs, p.windowMs) ? count : 0;
+}
 
 /** The shared database: one counter table every instance talks to, which can go down or restart empty. */
 class SharedDatabase {
@@ -20,10 +42,13 @@ class SharedDatabase {
   restartEmpty(): void {
     this.table = new MemoryWindowStore();
   }
-  /** Spent units of `key` in the window of `nowMs`, read without spending. */
+  /** Spent units of `key` at `nowMs` under each policy, read without spending. */
+  spentEach(key: string, nowMs: number, policies: PolicySet): number[] {
+    return this.table.peek(key, policies).map((state, i) => spentIn(state, policies[i] as RateLimitPolicy, nowMs));
+  }
+  /** Spent units of `key` in the default window of `nowMs`. */
   async spent(key: string, nowMs: number): Promise<number> {
-    const d = await this.table.consume(key, nowMs, { ...policy, limit: 1_000_000 }, 0);
-    return 1_000_000 - d.remaining;
+    return this.spentEach(key, nowMs, [policy])[0] ?? Number.NaN;
   }
 }
 
@@ -33,13 +58,13 @@ class Connection implements LimitStore {
   readonly shared = true;
   adjusts = 0;
   constructor(private readonly db: SharedDatabase) {}
-  consume(key: string, nowMs: number, p: RateLimitPolicy, cost: number): Promise<WindowDecision> {
-    return this.db.down ? Promise.reject(new Error('down')) : this.db.table.consume(key, nowMs, p, cost);
+  consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
+    return this.db.down ? Promise.reject(new Error('down')) : this.db.table.consume(key, nowMs, policies, cost);
   }
-  adjust(key: string, nowMs: number, p: RateLimitPolicy, adjustment: WindowAdjustment): Promise<void> {
+  adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
     if (this.db.down) return Promise.reject(new Error('down'));
     this.adjusts++;
-    return this.db.table.adjust(key, nowMs, p, adjustment);
+    return this.db.table.adjust(key, nowMs, policies, adjustments);
   }
   async close(): Promise<void> {}
 }
@@ -55,10 +80,10 @@ const passThrough: BackendGuard = {
   },
 };
 
-function instances(count: number, db: SharedDatabase, clock: { nowMs: number }, logger = silentLogger) {
+function instances(count: number, db: SharedDatabase, clock: { nowMs: number }, logger = silentLogger, policies: PolicySet = [policy]) {
   return Array.from({ length: count }, () => {
     const store = new Connection(db);
-    const limiter = new WindowRateLimiter({ store, guard: passThrough, policy, failurePolicy: 'fail-open', clock: () => clock.nowMs, logger });
+    const limiter = new WindowRateLimiter({ store, guard: passThrough, policies, failurePolicy: 'fail-open', clock: () => clock.nowMs, logger });
     return { store, limiter };
   });
 }
@@ -213,10 +238,10 @@ describe('fail-open outage accounting', () => {
     const clock = { nowMs: T0 };
     const all = instances(2, db, clock);
     // What RTDB's listener cache does: the last server value, every instance's writes included, frozen at the outage.
-    const view: { frozen?: { windowNumber: number; count: number } } = {};
-    for (const { store } of all) (store as Connection & { lastSeen?: () => unknown }).lastSeen = () => view.frozen;
+    const view: { frozen?: readonly [FixedWindowState] } = {};
+    for (const { store } of all) (store as Connection & { lastSeen?: () => readonly unknown[] | undefined }).lastSeen = () => view.frozen;
     let total = (await admitted(all[0]!.limiter, 2)) + (await admitted(all[1]!.limiter, 2));
-    view.frozen = { windowNumber: Math.floor(T0 / WINDOW_MS), count: await db.spent('tok_a', T0) };
+    view.frozen = [{ windowNumber: Math.floor(T0 / WINDOW_MS), count: await db.spent('tok_a', T0) }];
     db.down = true;
     total += (await admitted(all[0]!.limiter, 20)) + (await admitted(all[1]!.limiter, 20));
     db.down = false;
@@ -243,6 +268,66 @@ describe('fail-open outage accounting', () => {
         expect(admittedUnits).toBeLessThanOrEqual(3 * policy.limit);
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe('fail-open outage accounting across windows and algorithms', () => {
+  test('an outage that outlasts its window writes back only what the current window granted', async () => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const [a] = instances(1, db, clock);
+    db.down = true;
+    expect(await admitted(a!.limiter, 5)).toBe(5);
+    clock.nowMs += WINDOW_MS;
+    expect(await admitted(a!.limiter, 1)).toBe(1);
+    expect(a!.limiter.unreconciledUnits).toBe(1);
+    db.down = false;
+    expect(await a!.limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: true, remaining: 8 });
+    expect(await db.spent('tok_a', clock.nowMs)).toBe(2);
+  });
+
+  test.each(SETS)('$name: a local window starts from the last shared states this instance knew', async ({ policies }) => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const [a] = instances(1, db, clock, silentLogger, policies);
+    expect(await admitted(a!.limiter, 7)).toBe(7);
+    db.down = true;
+    expect(await a!.limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: false, reason: 'local_fallback', remaining: 2 });
+    expect(await admitted(a!.limiter, 10)).toBe(2);
+  });
+
+  test.each(SETS)('$name: what was granted locally is written into every policy before the key is judged again', async ({ policies }) => {
+    const db = new SharedDatabase();
+    const clock = { nowMs: T0 };
+    const [a] = instances(1, db, clock, silentLogger, policies);
+    await admitted(a!.limiter, 3);
+    db.down = true;
+    expect(await admitted(a!.limiter, 4)).toBe(4);
+    db.down = false;
+    expect(await a!.limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: true, remaining: 2 });
+    expect(db.spentEach('tok_a', clock.nowMs, policies)).toEqual(policies.map(() => 8));
+  });
+
+  test.each(SETS)('$name, property: once reconciled, each shared state has spent exactly what every instance admitted', async ({ policies }) => {
+    const step = fc.record({ instance: fc.integer({ min: 0, max: 2 }), down: fc.boolean(), cost: fc.integer({ min: 0, max: 3 }) });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 60 }), async (steps) => {
+        const db = new SharedDatabase();
+        const clock = { nowMs: T0 };
+        const all = instances(3, db, clock, silentLogger, policies);
+        let admittedUnits = 0;
+        for (const s of steps) {
+          db.down = s.down;
+          const d = await all[s.instance]!.limiter.consume('tok_p', { cost: s.cost });
+          if (d.allowed) admittedUnits += s.cost;
+        }
+        db.down = false;
+        for (const { limiter } of all) await limiter.reconcile();
+        expect(db.spentEach('tok_p', clock.nowMs, policies)).toEqual(policies.map(() => admittedUnits));
+        expect(admittedUnits).toBeLessThanOrEqual(3 * 10);
+      }),
+      { numRuns: 100 },
     );
   });
 });
