@@ -53,12 +53,10 @@ async function build(options: { verifier?: TokenVerifier } = {}): Promise<Harnes
     peek: (secret) => (options.verifier ?? cached).peek(secret),
   };
   const limiter = await createRateLimiter({
-    backend: 'memory',
     policy: { name: 'auth-failures', limit: FAILURES_PER_MINUTE, windowMs: 60_000 },
     clock: () => NOW_MS,
   });
   const unauthenticated = await createRateLimiter({
-    backend: 'memory',
     policy: { name: 'unauthenticated', limit: UNAUTHENTICATED_PER_MINUTE, windowMs: 60_000 },
     clock: () => NOW_MS,
   });
@@ -203,7 +201,7 @@ describe('auth middleware: failed attempts are limited per address', () => {
 
 describe('auth middleware before the per-token limiter', () => {
   it('answers a bad token 401 (not 429) when the per-token limit is spent, and never touches a per-token counter', async () => {
-    const perToken = await createRateLimiter({ backend: 'memory', policy: { name: 'default', limit: 1, windowMs: 60_000 }, clock: () => NOW_MS });
+    const perToken = await createRateLimiter({ policy: { name: 'default', limit: 1, windowMs: 60_000 }, clock: () => NOW_MS });
     const keys: string[] = [];
     const app = express();
     app.use(express.json());

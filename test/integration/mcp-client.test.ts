@@ -113,8 +113,18 @@ test('the limits resource lists the configured tiers', async () => {
     const read = await client.readResource({ uri: 'firelimit://limits' });
     const body = JSON.parse((read.contents[0] as { text: string }).text);
     expect(body.tiers).toEqual([
-      { name: 'default', limit: 120, windowSeconds: 60 },
-      { name: 'pro', limit: 600, windowSeconds: 60 },
+      {
+        name: 'default',
+        limit: 120,
+        windowSeconds: 60,
+        policies: [{ name: 'default', algorithm: 'fixed-window', limit: 120, windowSeconds: 60, maxCost: 120, words: 'at most 120 in each minute window (windows start on the clock)' }],
+      },
+      {
+        name: 'pro',
+        limit: 600,
+        windowSeconds: 60,
+        policies: [{ name: 'pro', algorithm: 'fixed-window', limit: 600, windowSeconds: 60, maxCost: 600, words: 'at most 600 in each minute window (windows start on the clock)' }],
+      },
     ]);
   } finally {
     await client.close();
