@@ -8,7 +8,7 @@ export interface DelayProxy {
 /**
  * A TCP relay on 127.0.0.1 that holds every chunk `delayMs` in each
  * direction, preserving order: a same-region network in front of a loopback
- * server. (bench/rtdb-bench.ts still has its own copy of this relay.)
+ * server. Used by the rtdb and algorithms benches.
  */
 export async function startDelayProxy(targetPort: number, delayMs: number): Promise<DelayProxy> {
   const sockets = new Set<net.Socket>();

@@ -1,4 +1,4 @@
-import net from 'node:net';
+import { startDelayProxy } from './delay-proxy';
 import { getDatabase, type Database } from 'firebase-admin/database';
 import { windowNumberAt } from '../src/limiter/algorithms/fixed-window';
 import type { PolicySet, RateLimitPolicy } from '../src/limiter/policy';
@@ -80,39 +80,6 @@ function casesOn(database: Database, network: string, perBlock: number, nowMs: n
     await Promise.all([steady.close(), cold.close()]);
   };
   return { cases, close };
-}
-
-/** A TCP relay that holds every chunk DELAY_MS in each direction, preserving order. */
-async function startDelayProxy(targetPort: number, delayMs: number): Promise<{ port: number; close: () => Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      socket.setNoDelay(true);
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    // Timers of one duration fire in the order they were set, so chunks stay in order.
-    const relay = (from: net.Socket, to: net.Socket) =>
-      from.on('data', (chunk) => setTimeout(() => to.destroyed || to.write(chunk), delayMs));
-    relay(client, upstream);
-    relay(upstream, client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 function rowsFor(cases: Case[], samples: Map<Case, number[]>): (string | number)[][] {

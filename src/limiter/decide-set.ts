@@ -86,11 +86,6 @@ export function assertValidAdjustments(policies: PolicySet, adjustments: readonl
   });
 }
 
-/** The same adjustment for every policy of the set. */
-export function sameAdjustment(policies: PolicySet, adjustment: Adjustment<unknown>): Adjustment<unknown>[] {
-  return policies.map(() => adjustment);
-}
-
 /** Epoch ms after which every state of the set is empty again (for TTLs, `e` and sweeps); null when all are empty. */
 export function setExpiresAtMs(states: readonly unknown[], policies: PolicySet): number | null {
   let latest: number | null = null;

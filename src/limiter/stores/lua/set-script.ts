@@ -5,7 +5,7 @@ import { LEAKY_BUCKET_TWIN } from './leaky-bucket';
 import { SLIDING_LOG_TWIN } from './sliding-log';
 import { SLIDING_WINDOW_TWIN } from './sliding-window';
 import { TOKEN_BUCKET_TWIN } from './token-bucket';
-import type { LuaTwin } from './twin-protocol';
+import { LUA_REPLY, type LuaTwin } from './twin-protocol';
 
 /**
  * The one script the Redis store runs: every algorithm's Lua twin as a
@@ -51,12 +51,7 @@ local mode = ARGV[1]
 local nowMs = tonumber(ARGV[2])
 local ttlMarginMs = tonumber(ARGV[3])
 
-local function reply(allowed, remaining, resetAtMs, retryAfterMs)
-  if allowed then
-    return {1, remaining, resetAtMs, retryAfterMs}
-  end
-  return {0, remaining, resetAtMs, retryAfterMs}
-end
+${LUA_REPLY}
 
 local twins = {}
 ${Object.entries(TWINS)

@@ -29,6 +29,16 @@ import type { WindowDecision } from '../../decision';
  * below 2^53, so Lua's doubles and JavaScript's numbers agree bit for bit.
  */
 
+/** A decide's reply, {allowed 1|0, remaining, resetAtMs, retryAfterMs}: shared by the prelude and set-script.ts. */
+export const LUA_REPLY = `
+local function reply(allowed, remaining, resetAtMs, retryAfterMs)
+  if allowed then
+    return {1, remaining, resetAtMs, retryAfterMs}
+  end
+  return {0, remaining, resetAtMs, retryAfterMs}
+end
+`.trim();
+
 /** Lua shared by every twin: the arguments, and the one way a state is written. */
 export const LUA_PRELUDE = `
 local mode = ARGV[1]
@@ -52,12 +62,7 @@ local function remove()
   redis.call('DEL', KEYS[1])
 end
 
-local function reply(allowed, remaining, resetAtMs, retryAfterMs)
-  if allowed then
-    return {1, remaining, resetAtMs, retryAfterMs}
-  end
-  return {0, remaining, resetAtMs, retryAfterMs}
-end
+${LUA_REPLY}
 `.trim();
 
 export interface LuaTwin {
