@@ -5,7 +5,7 @@ import { adjustSet, algorithmFor, decideSet } from '../../src/limiter/decide-set
 import type { WindowDecision } from '../../src/limiter/decision';
 import type { StoreDecision } from '../../src/limiter/limit-store';
 import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
-import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
+import { DEFAULT_MEMORY_LAG_MARGIN_MS, MemoryWindowStore } from '../../src/limiter/stores/memory-store';
 
 const W = 60_000;
 const policy: RateLimitPolicy = { name: 'default', limit: 3, windowMs: W };
@@ -113,7 +113,7 @@ describe('MemoryWindowStore decisions', () => {
 
 describe('MemoryWindowStore eviction', () => {
   it('keeps memory bounded: 1,000,000 keys over 5 windows never hold more than the keys of the last two windows', () => {
-    const store = new MemoryWindowStore();
+    const store = new MemoryWindowStore(0);
     const keysPerWindow = 200_000;
     const windows = 5;
     const bigPolicy: RateLimitPolicy = { name: 'big', limit: 10, windowMs: W };
@@ -136,7 +136,7 @@ describe('MemoryWindowStore eviction', () => {
   });
 
   it('holds no more than the keys of the last two windows even when traffic starts mid-window', () => {
-    const store = new MemoryWindowStore();
+    const store = new MemoryWindowStore(0);
     const touched = new Map<number, Set<string>>(); // window number -> keys touched in it
     for (let t = 30_000; t < 4 * W; t += 1_000) {
       const key = `t${t}`;
@@ -149,7 +149,7 @@ describe('MemoryWindowStore eviction', () => {
   });
 
   it('holds no more than the keys touched in the last three windows even when traffic starts mid-window', () => {
-    const store = new MemoryWindowStore();
+    const store = new MemoryWindowStore(0);
     const touched = new Map<number, number>();
     for (let t = 30_000; t < 8 * W; t += 1_000) {
       store.consumeSync(`t${t}`, t, P, 1);
@@ -161,14 +161,14 @@ describe('MemoryWindowStore eviction', () => {
   });
 
   it('drops every key after two idle windows', () => {
-    const store = new MemoryWindowStore();
+    const store = new MemoryWindowStore(0);
     for (let i = 0; i < 100; i++) store.consumeSync(`k${i}`, 0, P, 1);
     store.consumeSync('late', 2 * W, P, 1);
     expect(store.size).toBe(1);
   });
 
   it('drops both generations after two idle rotations, not only the current one', () => {
-    const store = new MemoryWindowStore();
+    const store = new MemoryWindowStore(0);
     for (let i = 0; i < 10; i++) store.consumeSync(`first${i}`, i, P, 1); // generation [0, W)
     for (let i = 0; i < 20; i++) store.consumeSync(`second${i}`, W + i, P, 1); // generation [W, 2W); the first ones are previous
     expect(store.size).toBe(30);
@@ -177,7 +177,7 @@ describe('MemoryWindowStore eviction', () => {
   });
 
   it('a key read from the previous generation moves to the current one and outlives the next rotation', () => {
-    const store = new MemoryWindowStore();
+    const store = new MemoryWindowStore(0);
     // Written at a window's start, so the rotation is a whole window (it is the longest time a write has taken to expire).
     store.consumeSync('k', 2 * W, P, 3); // generation [2W, 3W)
     store.consumeSync('k', 3 * W + 10_000, P, 0); // a new generation: 'k' was previous, the read moves it
@@ -186,7 +186,7 @@ describe('MemoryWindowStore eviction', () => {
   });
 
   it('a clock that jumps back and forth never revives a spent window it has read since', () => {
-    const store = new MemoryWindowStore();
+    const store = new MemoryWindowStore(0);
     store.consumeSync('k', 2 * W + 30_000, P, 3); // window 2 spent
     store.consumeSync('x', 3 * W + 12_000, P, 1); // the clock jumps ahead: 'k' is now previous
     expect(one(store.consumeSync('k', 2 * W + 36_000, P, 1))).toMatchObject({ allowed: false }); // back: still spent
@@ -199,7 +199,7 @@ describe('MemoryWindowStore eviction', () => {
     { name: 'a key used just before its window ends', writeAtMs: W - 1, readAtMs: W - 1 },
     { name: 'a key written in a window that began mid-generation', writeAtMs: W + 30_000, readAtMs: 2 * W - 1 },
   ])('never forgets $name while its window is live, despite other keys rotating generations', ({ writeAtMs, readAtMs }) => {
-    const store = new MemoryWindowStore();
+    const store = new MemoryWindowStore(0);
     store.consumeSync('other', 30_000, P, 1); // generation starts mid-window
     store.consumeSync('k', writeAtMs, P, 3);
     for (let t = writeAtMs; t <= readAtMs; t += 7_000) store.consumeSync(`noise${t}`, t, P, 1);
@@ -220,7 +220,7 @@ describe('MemoryWindowStore eviction', () => {
     });
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 10 * W }), fc.array(callArb, { maxLength: 80 }), (start, calls) => {
-        const store = new MemoryWindowStore();
+        const store = new MemoryWindowStore(0);
         // Each set's one policy has its own slot, so one key holds all three side by side.
         const model = new Map<string, readonly unknown[]>();
         let nowMs = start;
@@ -237,12 +237,30 @@ describe('MemoryWindowStore eviction', () => {
   });
 });
 
+describe('MemoryWindowStore lag margin', () => {
+  it.each([0, 1, 5_000, DEFAULT_MEMORY_LAG_MARGIN_MS])('keeps a count %i ms past its expiry for a clock that steps back, then drops it', (lagMarginMs) => {
+    const store = new MemoryWindowStore(lagMarginMs);
+    store.consumeSync('k', W - 1, P, 2); // window 0 ends at W
+    // A newer clock passes the expiry by the whole margin, less one ms: the count must still be there.
+    store.consumeSync('other', W + lagMarginMs - 1, P, 0);
+    expect(store.peek('k', P)).toEqual([{ windowNumber: 0, count: 2 }]);
+    expect(one(store.consumeSync('k', W - 1, P, 1))?.remaining).toBe(0);
+    // Two rotations past the margin, the key is gone.
+    store.consumeSync('other', 4 * W + 2 * lagMarginMs, P, 0);
+    expect(store.peek('k', P)).toEqual([null]);
+  });
+
+  it.each([-1, 1.5, Number.NaN])('refuses a lag margin of %p', (lagMarginMs) => {
+    expect(() => new MemoryWindowStore(lagMarginMs)).toThrow(/lagMarginMs must be a non-negative integer/);
+  });
+});
+
 describe('MemoryWindowStore with mixed window lengths', () => {
   const hourly: RateLimitPolicy = { name: 'hourly', limit: 2, windowMs: 60 * W };
   const H: PolicySet = [hourly];
 
   it('never forgets a long window while short-window traffic keeps rotating generations', () => {
-    const store = new MemoryWindowStore();
+    const store = new MemoryWindowStore(0);
     store.consumeSync('long', 0, H, 2);
     // An hour of one-minute traffic on other keys: a rotation sized by the short window would drop 'long'.
     for (let t = 0; t < 60 * W; t += W / 2) store.consumeSync(`short${t}`, t, P, 1);
@@ -250,7 +268,7 @@ describe('MemoryWindowStore with mixed window lengths', () => {
   });
 
   it('sizes the rotation by the longest window seen, even when the short window came first', () => {
-    const store = new MemoryWindowStore();
+    const store = new MemoryWindowStore(0);
     store.consumeSync('short', 0, P, 1);
     store.consumeSync('long', 1_000, H, 2);
     store.consumeSync('short', 5 * W, P, 1);
@@ -261,7 +279,7 @@ describe('MemoryWindowStore with mixed window lengths', () => {
   it('sizes the rotation by how long a bucket takes to refill, not only by window lengths', () => {
     // One token an hour: emptied at 0, the bucket is full again only at 60 minutes.
     const hourlyBucket: PolicySet = [{ name: 'drip', algorithm: 'token-bucket', limit: 1, windowMs: 60 * W, burst: 1 }];
-    const store = new MemoryWindowStore();
+    const store = new MemoryWindowStore(0);
     store.consumeSync('short', 0, P, 1);
     store.consumeSync('drip', 0, hourlyBucket, 1);
     for (let t = 0; t < 59 * W; t += W / 2) store.consumeSync(`short${t}`, t, P, 1);
@@ -269,7 +287,7 @@ describe('MemoryWindowStore with mixed window lengths', () => {
   });
 
   it('still drops keys two long windows after they were last touched', () => {
-    const store = new MemoryWindowStore();
+    const store = new MemoryWindowStore(0);
     store.consumeSync('long', 0, H, 1);
     for (let i = 0; i < 50; i++) store.consumeSync(`short${i}`, i * 1_000, P, 1);
     store.consumeSync('late', 120 * W, P, 1);

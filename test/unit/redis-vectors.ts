@@ -224,7 +224,7 @@ export const FIXED_WINDOW_VECTORS: readonly FixedWindowVector[] = [
   },
 ];
 
-/** The table for adjustFixedWindow and its Lua twin (stores/redis-adjust-script.ts). */
+/** The table for adjustFixedWindow and the adjust half of its Lua twin (stores/lua/fixed-window.ts). */
 export interface AdjustVector {
   readonly name: string;
   readonly state: FixedWindowState | null;

@@ -1,5 +1,6 @@
 import type { WindowDecision } from '../decision';
 import type { RateLimitPolicy } from '../policy';
+import { isWholeNumber, spanWords, type Algorithm } from './algorithm';
 
 /**
  * The stored state of one key: the number of the window it counts and the
@@ -116,9 +117,6 @@ export function assertValidAdjustment(adjustment: WindowAdjustment): void {
   }
 }
 
-// Appended below the original exports (which stores use unchanged); imports are hoisted.
-import { isWholeNumber, spanWords, type Algorithm } from './algorithm';
-
 /**
  * The fixed window as an `Algorithm` value. Promise: at most `limit` units in
  * each window [n·windowMs, (n+1)·windowMs) of the epoch. Trade-off: the
@@ -130,9 +128,8 @@ export const fixedWindow: Algorithm<FixedWindowState> = {
   name: 'fixed-window',
   decide(state, nowMs, params, cost) {
     const result = decideFixedWindow(state, nowMs, params, cost);
-    // A cost-0 read is always allowed, even of a window an adjustment pushed past its limit.
-    // decideFixedWindow refuses that read, and so does REDIS_FIXED_WINDOW_SCRIPT, which the Redis
-    // store runs today; stores/lua/fixed-window.ts follows this value instead.
+    // A cost-0 read is always allowed, even of a window an adjustment pushed past its limit;
+    // decideFixedWindow on its own refuses that read. stores/lua/fixed-window.ts follows this value.
     if (cost === 0 && !result.decision.allowed) return { decision: { ...result.decision, allowed: true, retryAfterMs: 0 }, next: null };
     return result;
   },

@@ -3,12 +3,15 @@ import { adjustSet, assertValidAdjustments, decideSet, setExpiresAtMs } from '..
 import type { LimitStore, StoreDecision } from '../limit-store';
 import { stateSlotOf, type PolicySet, type RateLimitPolicy } from '../policy';
 
+/** The same margin as DEFAULT_REDIS_TTL_MARGIN_MS: a clock may lag the newest one seen by this much. */
+export const DEFAULT_MEMORY_LAG_MARGIN_MS = 10_000;
+
 /** One key's states, by slot (stateSlotOf): a tier's several policies live side by side. */
 type Slots = Record<string, unknown>;
 
 /**
  * Limit states in this process only. Two generations of maps rotate every
- * `rotationMs` (the longest a written state has taken to expire): a key not
+ * `rotationMs` (the longest a written state has taken to expire, plus the lag margin): a key not
  * touched for two rotations is dropped wholesale, so memory is bounded by the
  * keys active lately, with no per-key timers and no sweep. A state written at
  * t expires by t + rotationMs, before its generation is dropped, so eviction
@@ -24,6 +27,13 @@ export class MemoryWindowStore implements LimitStore {
   private generationStartMs = Number.NEGATIVE_INFINITY;
   /** The latest expiry written into the current generation: once it is the previous one, it must last until then. */
   private currentExpiresAtMs = Number.NEGATIVE_INFINITY;
+
+  /** @param lagMarginMs how long past its expiry a state is kept for a clock that steps back. */
+  constructor(private readonly lagMarginMs: number = DEFAULT_MEMORY_LAG_MARGIN_MS) {
+    if (!Number.isSafeInteger(lagMarginMs) || lagMarginMs < 0) {
+      throw new RangeError(`lagMarginMs must be a non-negative integer, got ${lagMarginMs}`);
+    }
+  }
 
   consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
     // Not an async function: it would add a second promise per decision.
@@ -87,9 +97,13 @@ export class MemoryWindowStore implements LimitStore {
       this.current.set(key, target);
     }
     for (let i = 0; i < policies.length; i++) target[slotOf(policies[i] as RateLimitPolicy)] = states[i] ?? null;
-    const expiresAtMs = setExpiresAtMs(states, policies);
-    if (expiresAtMs !== null && expiresAtMs > this.currentExpiresAtMs) this.currentExpiresAtMs = expiresAtMs;
-    if (expiresAtMs === null || expiresAtMs - nowMs <= this.rotationMs) return;
+    const setExpiryMs = setExpiresAtMs(states, policies);
+    if (setExpiryMs === null) return;
+    // Kept lagMarginMs past its expiry, like Redis' TTL margin: a clock that steps back behind the
+    // expiry must still find the count, not an empty window.
+    const expiresAtMs = setExpiryMs + this.lagMarginMs;
+    if (expiresAtMs > this.currentExpiresAtMs) this.currentExpiresAtMs = expiresAtMs;
+    if (expiresAtMs - nowMs <= this.rotationMs) return;
     const first = this.rotationMs === 0;
     this.rotationMs = expiresAtMs - nowMs;
     // The first generation starts with the first write; before it there was nothing to rotate.
