@@ -101,6 +101,18 @@ describe.each(SHARED)('the shared %s store, two clients at once', (name) => {
     // Read from the server: the first client's view may not have heard of the refund yet, and a cost-0 read may answer from it.
     expect(await b.stored(key, policies, nowMs)).toEqual(reference.consume(nowMs, 0).states);
   });
+
+  test.each(ALL_SETS)('%s: an adjustment whose atLeast is not a state of its algorithm is refused and writes nothing', async (_, policies) => {
+    const b = backend(name);
+    const key = freshKey('badAtLeast');
+    const nowMs = BASE_MS + 1000;
+    const reference = new Reference(policies);
+    reference.consume(nowMs, 1);
+    await b.store.consume(key, nowMs, policies, 1);
+    const bad = policies.map((_p, i) => (i === policies.length - 1 ? { atLeast: { nonsense: true }, deltaUnits: 1 } : { atLeast: null, deltaUnits: 1 }));
+    await expect(b.store.adjust(key, nowMs, policies, bad)).rejects.toThrow(/atLeast .* is not a .* state/);
+    expect(await b.stored(key, policies, nowMs)).toEqual(reference.consume(nowMs, 0).states);
+  });
 });
 
 /** Hand-edited values, per policy (Redis values; RTDB slot children), that no store may read as a state. */

@@ -2,7 +2,8 @@ import { createClient, ErrorReply, TimeoutError } from 'redis';
 import { describeError } from '../../shared/describe-error';
 import { withDeadline } from '../backend-guard';
 import { silentLogger, type Logger } from '../../shared/logger';
-import { assertValidAdjustment, type Adjustment } from '../algorithms/algorithm';
+import type { Adjustment } from '../algorithms/algorithm';
+import { assertValidAdjustments } from '../decide-set';
 import type { PolicySet } from '../policy';
 import type { LimitStore, StoreDecision } from '../limit-store';
 import { SET_SCRIPT, SET_SCRIPT_SHA1 } from './lua/set-script';
@@ -155,7 +156,7 @@ export class RedisWindowStore implements LimitStore {
   }
 
   async adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
-    adjustments.forEach(assertValidAdjustment);
+    assertValidAdjustments(policies, adjustments);
     assertAdjustReply(await this.evalScript(SET, adjustCommand(this.keyPrefix, key, nowMs, this.ttlMarginArg, policies, adjustments)), policies);
   }
 

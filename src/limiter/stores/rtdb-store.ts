@@ -1,6 +1,6 @@
 import type { Database, DataSnapshot } from 'firebase-admin/database';
-import { assertValidAdjustment, type Adjustment } from '../algorithms/algorithm';
-import { adjustSet, decideSet, type SetDecision } from '../decide-set';
+import type { Adjustment } from '../algorithms/algorithm';
+import { adjustSet, assertValidAdjustments, decideSet, type SetDecision } from '../decide-set';
 import { assertValidKey } from '../key';
 import { assertValidCost, assertValidPolicySet, longestWindowMs, type PolicySet } from '../policy';
 import { silentLogger, type Logger } from '../../shared/logger';
@@ -155,7 +155,7 @@ export class RtdbWindowStore implements LimitStore {
    * a refund through a second client never reached the server).
    */
   async adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
-    adjustments.forEach(assertValidAdjustment);
+    assertValidAdjustments(policies, adjustments);
     const { path, ref, tracksServer } = this.node(key, nowMs, policies);
     const update = (current: unknown): unknown => {
       const next = adjustSet(readSetStates(current, policies), nowMs, policies, adjustments);
