@@ -38,6 +38,14 @@ import { startDelayProxy } from './delay-proxy';
  */
 
 const MEMORY = { keys: 1000, warmupCalls: 50_000, rounds: 21, callsPerBlock: 10_000 };
+/**
+ * How the memory children load our TypeScript: by default TypeScript's own
+ * CommonJS emit, the code `npm start` runs (bench/typescript-emit.cjs);
+ * BENCH_LOADER=tsx loads it as the other benches do (tsx's esbuild emit, which
+ * reads every imported binding through getters). The peers are JavaScript
+ * packages, loaded alike either way.
+ */
+const MEMORY_LOADER: 'typescript' | 'tsx' = process.env.BENCH_LOADER === 'tsx' ? 'tsx' : 'typescript';
 const REDIS = { keys: 1000, warmupCalls: 1000, rounds: 15, callsPerBlock: 400 };
 const RTDB = { keys: 16, warmupCalls: 48, rounds: 15, callsPerBlock: 30, delayMs: 1 };
 
@@ -98,7 +106,7 @@ async function measureMemory(): Promise<Measured[]> {
   const children: BenchChild<unknown>[] = [];
   try {
     // Started together (each warms up on its own), timed one at a time.
-    const started = await Promise.all(MEMORY_CANDIDATES.map((c) => startBenchChild(file, args(c.id), { name: `memory candidate ${c.id}` })));
+    const started = await Promise.all(MEMORY_CANDIDATES.map((c) => startBenchChild(file, args(c.id), { name: `memory candidate ${c.id}`, loader: MEMORY_LOADER })));
     children.push(...started);
     const candidates: Candidate[] = MEMORY_CANDIDATES.map((c, i) => {
       const child = started[i] as BenchChild<unknown>;
@@ -273,7 +281,7 @@ export async function runAlgorithmsBench(stores: readonly StoreName[] = ['memory
     columns: ['store', 'algorithm', 'implementation', 'µs/decision', 'decisions/s', 'x baseline', 'per-round x', 'target'],
     rows,
     notes: [
-      `memory: ${MEMORY.rounds} rounds x ${MEMORY.callsPerBlock} calls over ${MEMORY.keys} keys per candidate, each in its own process, after ${MEMORY.warmupCalls} warm-up calls; a round's figure is the block's mean CPU time per call (the process's, await and GC included; CPU so that another job preempting a block is not charged to it); baseline express-rate-limit MemoryStore.increment for every row`,
+      `memory: ${MEMORY.rounds} rounds x ${MEMORY.callsPerBlock} calls over ${MEMORY.keys} keys per candidate, each in its own process (our code loaded by ${MEMORY_LOADER === 'tsx' ? 'tsx' : "TypeScript's own CommonJS emit, as npm start runs it"}), after ${MEMORY.warmupCalls} warm-up calls; a round's figure is the block's mean CPU time per call (the process's, await and GC included; CPU so that another job preempting a block is not charged to it); baseline express-rate-limit MemoryStore.increment for every row`,
       `redis: ${REDIS.rounds} rounds x ${REDIS.callsPerBlock} calls over ${REDIS.keys} keys, real redis-server on loopback; a round's figure is the block's median latency; baseline PING on the row's own client (the store's connection for ours, the bare client for rate-limiter-flexible)`,
       `rtdb: ${RTDB.rounds} rounds x ${RTDB.callsPerBlock} calls over ${RTDB.keys} keys in steady use, RTDB test server through a proxy adding ${RTDB.delayMs} ms each way; baseline a bare set() through the same proxy`,
       "per-round x: the lowest and highest of the rounds' ratios (each round against the baseline's same round)",

@@ -1,4 +1,5 @@
-import { assertValidPolicy, assertValidPolicySet, stateSlotOf, type PolicySet, type RateLimitPolicy } from './policy';
+import { compiledSetOf } from './compiled-policy-set';
+import { assertValidPolicy, assertValidPolicySet, type PolicySet, type RateLimitPolicy } from './policy';
 
 /** Which policies a call is held to: one (`policy`), several (`policies`), or neither (the limiter's default). */
 export interface PolicyChoice {
@@ -11,7 +12,6 @@ export interface PolicyChoice {
 // validated once and a single policy's set is built once, not on every request.
 const validSets = new WeakSet<readonly RateLimitPolicy[]>();
 const setOfPolicy = new WeakMap<RateLimitPolicy, PolicySet>();
-const setIds = new WeakMap<PolicySet, string>();
 
 /** The set a call is held to, validated (a RangeError naming the field), the same array each time for the same input. */
 export function policySetOf(choice: PolicyChoice, fallback: PolicySet): PolicySet {
@@ -38,12 +38,7 @@ export function policySetOf(choice: PolicyChoice, fallback: PolicySet): PolicySe
 
 /** What tells two sets' states apart: their slots, in order (see stateSlotOf). */
 export function setIdOf(policies: PolicySet): string {
-  let id = setIds.get(policies);
-  if (id === undefined) {
-    id = policies.map(stateSlotOf).join(',');
-    setIds.set(policies, id);
-  }
-  return id;
+  return compiledSetOf(policies).id;
 }
 
 /** The set a configuration names; a TypeError when it names none. */
