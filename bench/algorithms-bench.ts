@@ -201,12 +201,25 @@ async function measureRtdb(): Promise<Measured[]> {
     const key = (i: number) => keys[i % keys.length] as string;
     const latency = (call: (i: number) => Promise<unknown>) => (round: number) => medianLatencyUs(call, round * RTDB.callsPerBlock, RTDB.callsPerBlock);
 
+    // The node the default fixed window writes, { [windowNumber]: count, e: windowEndMs }: the same bytes on the wire.
+    const windowNode = (count: number) => {
+      const windowNumber = windowNumberAt(Date.now(), WINDOW_MS);
+      return { [String(windowNumber)]: count, e: (windowNumber + 1) * WINDOW_MS };
+    };
     let sets = 0;
-    const setCall = (i: number) => database.ref(`bench/set/${key(i)}`).set({ [String(windowNumberAt(Date.now(), WINDOW_MS))]: ++sets });
-    const set: Candidate = { store: 'rtdb', algorithm: null, label: `set() (+${RTDB.delayMs} ms each way)`, block: latency(setCall) };
+    const setCall = (i: number) => database.ref(`bench/set/${key(i)}`).set(windowNode(++sets));
+    const set: Candidate = { store: 'rtdb', algorithm: null, label: `set() of a fixed-window node (+${RTDB.delayMs} ms each way)`, block: latency(setCall) };
     set.baseline = set;
-    const candidates: Candidate[] = [set];
-    const warm: ((i: number) => Promise<unknown>)[] = [setCall];
+    // The floor under any transaction-based store: firebase's own transaction on a listened node, nothing of ours around it.
+    for (const k of keys) database.ref(`bench/bare/${k}`).on('value', () => undefined);
+    closers.push(async () => {
+      for (const k of keys) database.ref(`bench/bare/${k}`).off('value');
+    });
+    const bareCall = (i: number) =>
+      database.ref(`bench/bare/${key(i)}`).transaction((current: Record<string, number> | null) => windowNode((current?.[String(windowNumberAt(Date.now(), WINDOW_MS))] ?? 0) + 1), undefined, false);
+    const bare: Candidate = { store: 'rtdb', algorithm: null, label: 'firebase transaction on a listened node (no decision; the floor)', baseline: set, block: latency(bareCall) };
+    const candidates: Candidate[] = [set, bare];
+    const warm: ((i: number) => Promise<unknown>)[] = [setCall, bareCall];
     const limiters: RateLimiter[] = [];
 
     for (const algorithm of ALGORITHM_NAMES) {
@@ -283,7 +296,7 @@ export async function runAlgorithmsBench(stores: readonly StoreName[] = ['memory
     notes: [
       `memory: ${MEMORY.rounds} rounds x ${MEMORY.callsPerBlock} calls over ${MEMORY.keys} keys per candidate, each in its own process (our code loaded by ${MEMORY_LOADER === 'tsx' ? 'tsx' : "TypeScript's own CommonJS emit, as npm start runs it"}), after ${MEMORY.warmupCalls} warm-up calls; a round's figure is the block's mean CPU time per call (the process's, await and GC included; CPU so that another job preempting a block is not charged to it); baseline express-rate-limit MemoryStore.increment for every row`,
       `redis: ${REDIS.rounds} rounds x ${REDIS.callsPerBlock} calls over ${REDIS.keys} keys, real redis-server on loopback; a round's figure is the block's median latency; baseline PING on the row's own client (the store's connection for ours, the bare client for rate-limiter-flexible)`,
-      `rtdb: ${RTDB.rounds} rounds x ${RTDB.callsPerBlock} calls over ${RTDB.keys} keys in steady use, RTDB test server through a proxy adding ${RTDB.delayMs} ms each way; baseline a bare set() through the same proxy`,
+      `rtdb: ${RTDB.rounds} rounds x ${RTDB.callsPerBlock} calls over ${RTDB.keys} keys in steady use, RTDB test server through a proxy adding ${RTDB.delayMs} ms each way; baseline a bare set() of the node the default fixed window writes, through the same proxy; the floor row is firebase's transaction alone (listened node, same node, one put with its hash)`,
       "per-round x: the lowest and highest of the rounds' ratios (each round against the baseline's same round)",
       'policies: limit 1e9 per 60 s (sliding-log: its cap, 1000), so every decision is allowed; sliding-log keys hold one entry per call made on them, up to a few hundred by the end of the memory rounds',
       `targets (issue): memory fixed window <= express-rate-limit increment; each algorithm on Redis <= ${TARGET.redis}x PING; on RTDB <= ${TARGET.rtdb}x set(); took ${((Date.now() - started) / 1000).toFixed(0)} s`,

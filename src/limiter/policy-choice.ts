@@ -13,14 +13,21 @@ export interface PolicyChoice {
 const validSets = new WeakSet<readonly RateLimitPolicy[]>();
 const setOfPolicy = new WeakMap<RateLimitPolicy, PolicySet>();
 
+/**
+ * assertValidPolicySet, once per set object: a store used directly checks every
+ * set it is given, and the set is the same array call after call.
+ */
+export function assertValidPolicySetOnce(policies: readonly RateLimitPolicy[]): asserts policies is PolicySet {
+  if (validSets.has(policies)) return;
+  assertValidPolicySet(policies);
+  validSets.add(policies);
+}
+
 /** The set a call is held to, validated (a RangeError naming the field), the same array each time for the same input. */
 export function policySetOf(choice: PolicyChoice, fallback: PolicySet): PolicySet {
   if (choice.policy !== undefined && choice.policies !== undefined) throw new TypeError('pass policy or policies, not both');
   if (choice.policies !== undefined) {
-    if (!validSets.has(choice.policies)) {
-      assertValidPolicySet(choice.policies);
-      validSets.add(choice.policies);
-    }
+    assertValidPolicySetOnce(choice.policies);
     return choice.policies;
   }
   if (choice.policy !== undefined) {
