@@ -193,13 +193,34 @@ async function measureRedis(): Promise<Measured[]> {
     for (const limiter of limiters) {
       if (!(await limiter.consume('bench-probe')).shared) throw new Error('bench: createRateLimiter(redis) answered locally; Redis not reachable');
     }
-    return await interleaveCalls(candidates, REDIS.rounds, REDIS.callsPerBlock);
+    const measured = await interleaveCalls(candidates, REDIS.rounds, REDIS.callsPerBlock);
+    // Apart from the round trip: what each command costs inside Redis, the part no client change can remove.
+    const serverTimes = [`PING ${(await serverUsecPerCall(client, 'ping', () => store.ping())).toFixed(1)}`];
+    for (const algorithm of ALGORITHM_NAMES) {
+      const policies: PolicySet = [benchPolicy(algorithm)];
+      const usec = await serverUsecPerCall(client, 'evalsha', (i) => store.consume(key(i), Date.now(), policies, 1));
+      serverTimes.push(`${algorithm} EVALSHA ${usec.toFixed(1)}`);
+    }
+    redisServerNote = `redis: server time per command (INFO commandstats usec_per_call, ${SERVER_STAT_CALLS} calls each after the rounds): ${serverTimes.join(', ')} µs`;
+    return measured;
   } finally {
     await Promise.all(limiters.map((limiter) => limiter.close()));
     await store.close();
     client.destroy();
     await server.close();
   }
+}
+
+const SERVER_STAT_CALLS = 1000;
+let redisServerNote: string | undefined;
+
+/** Redis's own µs per `command` over SERVER_STAT_CALLS calls of `run`, from INFO commandstats (reset first). */
+async function serverUsecPerCall(client: { sendCommand(args: string[]): Promise<unknown> }, command: string, run: (i: number) => Promise<unknown>): Promise<number> {
+  await client.sendCommand(['CONFIG', 'RESETSTAT']);
+  for (let i = 0; i < SERVER_STAT_CALLS; i++) await run(i);
+  const info = String(await client.sendCommand(['INFO', 'commandstats']));
+  const match = new RegExp(`cmdstat_${command}:calls=\\d+,usec=\\d+,usec_per_call=([\\d.]+)`).exec(info);
+  return match === null ? Number.NaN : Number(match[1]);
 }
 
 // ---------------------------------------------------------------- rtdb
@@ -313,6 +334,7 @@ export async function runAlgorithmsBench(stores: readonly StoreName[] = ['memory
       `memory: ${MEMORY.rounds} rounds x ${MEMORY.callsPerBlock} calls over ${MEMORY.keys} keys per candidate, each in its own process (our code loaded by ${MEMORY_LOADER === 'tsx' ? 'tsx' : "TypeScript's own CommonJS emit, as npm start runs it"}), after ${MEMORY.warmupCalls} warm-up calls; a round's figure is the block's mean CPU time per call (the process's, await and GC included; CPU so that another job preempting a block is not charged to it); baseline express-rate-limit MemoryStore.increment for every row`,
       `redis: ${REDIS.rounds} rounds x ${REDIS.callsPerBlock} calls over ${REDIS.keys} keys, real redis-server on loopback; candidates called in turn call by call, a round's figure is the median latency of its calls; baseline PING on the row's own client (the store's connection for ours, the bare client for rate-limiter-flexible)`,
       `rtdb: ${RTDB.rounds} rounds x ${RTDB.callsPerBlock} calls over ${RTDB.keys} keys in steady use, candidates called in turn call by call, RTDB test server through a proxy adding ${RTDB.delayMs} ms each way; baseline a bare set() of the node the default fixed window writes, through the same proxy; the floor row is firebase's transaction alone (listened node, same node, one put with its hash)`,
+      ...(redisServerNote === undefined ? [] : [redisServerNote]),
       "per-round x: the lowest and highest of the rounds' ratios (each round against the baseline's same round)",
       'policies: limit 1e9 per 60 s (sliding-log: its cap, 1000), so every decision is allowed; sliding-log keys hold one entry per call made on them, up to a few hundred by the end of the memory rounds',
       `targets (issue): memory fixed window <= express-rate-limit increment; each algorithm on Redis <= ${TARGET.redis}x PING; on RTDB <= ${TARGET.rtdb}x set(); took ${((Date.now() - started) / 1000).toFixed(0)} s`,
