@@ -25,21 +25,31 @@ import { startDelayProxy } from './delay-proxy';
  * - memory: express-rate-limit's MemoryStore.increment is the reference
  *   (each candidate in its own process, see algorithms-memory.ts);
  * - redis: a PING on the connection the decision uses;
- * - rtdb: a bare set() through the same 1 ms-each-way delay.
+ * - rtdb: a bare set() of the same node through the same 1 ms-each-way
+ *   delay, beside firebase's own transaction (the floor of any transaction).
  *
  * Within a store the candidates run in interleaved rounds, rotated so none
  * always follows another, after a warm-up; a row is the median over rounds
  * of each round's figure (memory: mean µs per call of a block; redis, rtdb:
- * the block's median latency), so a burst of load from the machine's other
- * jobs moves one round, not the result. Decisions are sequential: latency,
+ * the median latency of the round's calls, made call by call in turn across
+ * the candidates), so a burst of load from the machine's other jobs moves
+ * one round, not the result. Decisions are sequential: latency,
  * not throughput under concurrency.
  *
  * `npx tsx bench/algorithms-bench.ts memory` (or redis, rtdb) runs one store's rows.
  */
 
 const MEMORY = { keys: 1000, warmupCalls: 50_000, rounds: 21, callsPerBlock: 10_000 };
+/**
+ * How the memory children load our TypeScript: by default TypeScript's own
+ * CommonJS emit, the code `npm start` runs (bench/typescript-emit.cjs);
+ * BENCH_LOADER=tsx loads it as the other benches do (tsx's esbuild emit, which
+ * reads every imported binding through getters). The peers are JavaScript
+ * packages, loaded alike either way.
+ */
+const MEMORY_LOADER: 'typescript' | 'tsx' = process.env.BENCH_LOADER === 'tsx' ? 'tsx' : 'typescript';
 const REDIS = { keys: 1000, warmupCalls: 1000, rounds: 15, callsPerBlock: 400 };
-const RTDB = { keys: 16, warmupCalls: 48, rounds: 15, callsPerBlock: 30, delayMs: 1 };
+const RTDB = { keys: 16, warmupCalls: 48, rounds: 21, callsPerBlock: 30, delayMs: 1 };
 
 /** Issue targets: ratio to the store's baseline, at most. */
 const TARGET = { memory: 1, redis: 1.2, rtdb: 1.1 } as const;
@@ -54,8 +64,10 @@ interface Candidate {
   baseline?: Candidate;
   /** The most this row may be, as a ratio to its baseline; undefined: none. */
   readonly target?: number;
-  /** Runs one round's block; resolves with its figure in µs per decision. */
-  readonly block: (round: number) => Promise<number>;
+  /** Memory: runs one round's block; resolves with its figure in µs per decision. */
+  readonly block?: (round: number) => Promise<number>;
+  /** Redis, rtdb: one decision (call number i), timed by interleaveCalls. */
+  readonly call?: (i: number) => Promise<unknown>;
 }
 
 interface Measured {
@@ -69,21 +81,35 @@ async function interleave(candidates: readonly Candidate[], rounds: number): Pro
   for (let round = 0; round < rounds; round++) {
     for (let j = 0; j < candidates.length; j++) {
       const candidate = candidates[(round + j) % candidates.length] as Candidate;
-      samples.get(candidate)?.push(await candidate.block(round));
+      samples.get(candidate)?.push(await (candidate.block as (round: number) => Promise<number>)(round));
     }
   }
   return candidates.map((candidate) => ({ candidate, rounds: samples.get(candidate) ?? [] }));
 }
 
-/** Times `calls` sequential awaited calls one by one; the block's median latency in µs. */
-async function medianLatencyUs(call: (i: number) => Promise<unknown>, offset: number, calls: number): Promise<number> {
-  const latencies: number[] = [];
-  for (let i = 0; i < calls; i++) {
-    const started = process.hrtime.bigint();
-    await call(offset + i);
-    latencies.push(Number(process.hrtime.bigint() - started) / 1000);
+/**
+ * Latency rows: each round makes `calls` decisions per candidate, call by call
+ * in turn (A B C, then B C A, ...), so every candidate meets the same moments
+ * of the machine's other load, which on a shared two-core box moves latency by
+ * more than the differences measured. A round's figure per candidate is the
+ * median of its calls in that round, in µs.
+ */
+async function interleaveCalls(candidates: readonly Candidate[], rounds: number, calls: number): Promise<Measured[]> {
+  const samples = new Map<Candidate, number[]>(candidates.map((c) => [c, []]));
+  for (let round = 0; round < rounds; round++) {
+    const latencies = candidates.map((): number[] => []);
+    for (let i = 0; i < calls; i++) {
+      for (let j = 0; j < candidates.length; j++) {
+        const index = (round + i + j) % candidates.length;
+        const call = (candidates[index] as Candidate).call as (i: number) => Promise<unknown>;
+        const started = process.hrtime.bigint();
+        await call(round * calls + i);
+        (latencies[index] as number[]).push(Number(process.hrtime.bigint() - started) / 1000);
+      }
+    }
+    candidates.forEach((candidate, index) => samples.get(candidate)?.push(median(latencies[index] as number[])));
   }
-  return median(latencies);
+  return candidates.map((candidate) => ({ candidate, rounds: samples.get(candidate) ?? [] }));
 }
 
 async function warmUp(call: (i: number) => Promise<unknown>, calls: number): Promise<void> {
@@ -98,7 +124,7 @@ async function measureMemory(): Promise<Measured[]> {
   const children: BenchChild<unknown>[] = [];
   try {
     // Started together (each warms up on its own), timed one at a time.
-    const started = await Promise.all(MEMORY_CANDIDATES.map((c) => startBenchChild(file, args(c.id), { name: `memory candidate ${c.id}` })));
+    const started = await Promise.all(MEMORY_CANDIDATES.map((c) => startBenchChild(file, args(c.id), { name: `memory candidate ${c.id}`, loader: MEMORY_LOADER })));
     children.push(...started);
     const candidates: Candidate[] = MEMORY_CANDIDATES.map((c, i) => {
       const child = started[i] as BenchChild<unknown>;
@@ -134,10 +160,9 @@ async function measureRedis(): Promise<Measured[]> {
     if (!(await store.whenReady(5000))) throw new Error('bench: RedisWindowStore did not connect');
     const keys = benchKeys(REDIS.keys);
     const key = (i: number) => keys[i % keys.length] as string;
-    const latency = (call: (i: number) => Promise<unknown>) => (round: number) => medianLatencyUs(call, round * REDIS.callsPerBlock, REDIS.callsPerBlock);
 
-    const barePing: Candidate = { store: 'redis', algorithm: null, label: 'PING (bare node-redis client)', block: latency(() => client.sendCommand(['PING'])) };
-    const storePing: Candidate = { store: 'redis', algorithm: null, label: "PING (RedisWindowStore's connection)", block: latency(() => store.ping()) };
+    const barePing: Candidate = { store: 'redis', algorithm: null, label: 'PING (bare node-redis client)', call: () => client.sendCommand(['PING']) };
+    const storePing: Candidate = { store: 'redis', algorithm: null, label: "PING (RedisWindowStore's connection)", call: () => store.ping() };
     barePing.baseline = barePing;
     storePing.baseline = storePing;
     const candidates: Candidate[] = [barePing, storePing];
@@ -152,29 +177,50 @@ async function measureRedis(): Promise<Measured[]> {
       const storeCall = (i: number) => store.consume(key(i), Date.now(), policies, 1);
       const limiterCall = (i: number) => limiter.consume(key(i));
       candidates.push(
-        { store: 'redis', algorithm, label: 'RedisWindowStore.consume (one EVALSHA)', baseline: storePing, target: TARGET.redis, block: latency(storeCall) },
+        { store: 'redis', algorithm, label: 'RedisWindowStore.consume (one EVALSHA)', baseline: storePing, target: TARGET.redis, call: storeCall },
         // Its own connection; its PING there costs what the store's does (same server, same client options).
-        { store: 'redis', algorithm, label: "createRateLimiter({ backend: 'redis' }).consume", baseline: storePing, target: TARGET.redis, block: latency(limiterCall) },
+        { store: 'redis', algorithm, label: "createRateLimiter({ backend: 'redis' }).consume", baseline: storePing, target: TARGET.redis, call: limiterCall },
       );
       warm.push(storeCall, limiterCall);
     }
     // rate-limiter-flexible speaks node-redis v4+ when told so (useRedisPackage); fixed window only.
     const rlf = new RateLimiterRedis({ storeClient: client, useRedisPackage: true, keyPrefix: 'bench-rlf', points: 1_000_000_000, duration: WINDOW_MS / 1000 });
     const rlfCall = (i: number) => rlf.consume(key(i));
-    candidates.push({ store: 'redis', algorithm: 'fixed-window', label: 'rate-limiter-flexible RateLimiterRedis.consume', baseline: barePing, block: latency(rlfCall) });
+    candidates.push({ store: 'redis', algorithm: 'fixed-window', label: 'rate-limiter-flexible RateLimiterRedis.consume', baseline: barePing, call: rlfCall });
     warm.push(rlfCall);
 
     for (const call of warm) await warmUp(call, REDIS.warmupCalls);
     for (const limiter of limiters) {
       if (!(await limiter.consume('bench-probe')).shared) throw new Error('bench: createRateLimiter(redis) answered locally; Redis not reachable');
     }
-    return await interleave(candidates, REDIS.rounds);
+    const measured = await interleaveCalls(candidates, REDIS.rounds, REDIS.callsPerBlock);
+    // Apart from the round trip: what each command costs inside Redis, the part no client change can remove.
+    const serverTimes = [`PING ${(await serverUsecPerCall(client, 'ping', () => store.ping())).toFixed(1)}`];
+    for (const algorithm of ALGORITHM_NAMES) {
+      const policies: PolicySet = [benchPolicy(algorithm)];
+      const usec = await serverUsecPerCall(client, 'evalsha', (i) => store.consume(key(i), Date.now(), policies, 1));
+      serverTimes.push(`${algorithm} EVALSHA ${usec.toFixed(1)}`);
+    }
+    redisServerNote = `redis: server time per command (INFO commandstats usec_per_call, ${SERVER_STAT_CALLS} calls each after the rounds): ${serverTimes.join(', ')} µs`;
+    return measured;
   } finally {
     await Promise.all(limiters.map((limiter) => limiter.close()));
     await store.close();
     client.destroy();
     await server.close();
   }
+}
+
+const SERVER_STAT_CALLS = 1000;
+let redisServerNote: string | undefined;
+
+/** Redis's own µs per `command` over SERVER_STAT_CALLS calls of `run`, from INFO commandstats (reset first). */
+async function serverUsecPerCall(client: { sendCommand(args: string[]): Promise<unknown> }, command: string, run: (i: number) => Promise<unknown>): Promise<number> {
+  await client.sendCommand(['CONFIG', 'RESETSTAT']);
+  for (let i = 0; i < SERVER_STAT_CALLS; i++) await run(i);
+  const info = String(await client.sendCommand(['INFO', 'commandstats']));
+  const match = new RegExp(`cmdstat_${command}:calls=\\d+,usec=\\d+,usec_per_call=([\\d.]+)`).exec(info);
+  return match === null ? Number.NaN : Number(match[1]);
 }
 
 // ---------------------------------------------------------------- rtdb
@@ -191,14 +237,26 @@ async function measureRtdb(): Promise<Measured[]> {
     const database: Database = getDatabase(app);
     const keys = benchKeys(RTDB.keys);
     const key = (i: number) => keys[i % keys.length] as string;
-    const latency = (call: (i: number) => Promise<unknown>) => (round: number) => medianLatencyUs(call, round * RTDB.callsPerBlock, RTDB.callsPerBlock);
 
+    // The node the default fixed window writes, { [windowNumber]: count, e: windowEndMs }: the same bytes on the wire.
+    const windowNode = (count: number) => {
+      const windowNumber = windowNumberAt(Date.now(), WINDOW_MS);
+      return { [String(windowNumber)]: count, e: (windowNumber + 1) * WINDOW_MS };
+    };
     let sets = 0;
-    const setCall = (i: number) => database.ref(`bench/set/${key(i)}`).set({ [String(windowNumberAt(Date.now(), WINDOW_MS))]: ++sets });
-    const set: Candidate = { store: 'rtdb', algorithm: null, label: `set() (+${RTDB.delayMs} ms each way)`, block: latency(setCall) };
+    const setCall = (i: number) => database.ref(`bench/set/${key(i)}`).set(windowNode(++sets));
+    const set: Candidate = { store: 'rtdb', algorithm: null, label: `set() of a fixed-window node (+${RTDB.delayMs} ms each way)`, call: setCall };
     set.baseline = set;
-    const candidates: Candidate[] = [set];
-    const warm: ((i: number) => Promise<unknown>)[] = [setCall];
+    // The floor under any transaction-based store: firebase's own transaction on a listened node, nothing of ours around it.
+    for (const k of keys) database.ref(`bench/bare/${k}`).on('value', () => undefined);
+    closers.push(async () => {
+      for (const k of keys) database.ref(`bench/bare/${k}`).off('value');
+    });
+    const bareCall = (i: number) =>
+      database.ref(`bench/bare/${key(i)}`).transaction((current: Record<string, number> | null) => windowNode((current?.[String(windowNumberAt(Date.now(), WINDOW_MS))] ?? 0) + 1), undefined, false);
+    const bare: Candidate = { store: 'rtdb', algorithm: null, label: 'firebase transaction on a listened node (no decision; the floor)', baseline: set, call: bareCall };
+    const candidates: Candidate[] = [set, bare];
+    const warm: ((i: number) => Promise<unknown>)[] = [setCall, bareCall];
     const limiters: RateLimiter[] = [];
 
     for (const algorithm of ALGORITHM_NAMES) {
@@ -211,8 +269,8 @@ async function measureRtdb(): Promise<Measured[]> {
       const storeCall = (i: number) => store.consume(key(i), Date.now(), policies, 1);
       const limiterCall = (i: number) => limiter.consume(key(i));
       candidates.push(
-        { store: 'rtdb', algorithm, label: 'RtdbWindowStore.consume (one transaction)', baseline: set, target: TARGET.rtdb, block: latency(storeCall) },
-        { store: 'rtdb', algorithm, label: "createRateLimiter({ backend: 'rtdb' }).consume", baseline: set, target: TARGET.rtdb, block: latency(limiterCall) },
+        { store: 'rtdb', algorithm, label: 'RtdbWindowStore.consume (one transaction)', baseline: set, target: TARGET.rtdb, call: storeCall },
+        { store: 'rtdb', algorithm, label: "createRateLimiter({ backend: 'rtdb' }).consume", baseline: set, target: TARGET.rtdb, call: limiterCall },
       );
       warm.push(storeCall, limiterCall);
     }
@@ -221,7 +279,7 @@ async function measureRtdb(): Promise<Measured[]> {
     for (const limiter of limiters) {
       if (!(await limiter.consume(key(0))).shared) throw new Error('bench: createRateLimiter(rtdb) answered locally');
     }
-    return await interleave(candidates, RTDB.rounds);
+    return await interleaveCalls(candidates, RTDB.rounds, RTDB.callsPerBlock);
   } finally {
     // The server's child process is unref'd: keep the loop alive until it has exited, or the table is never printed.
     const keepAlive = setInterval(() => undefined, 1000);
@@ -273,9 +331,10 @@ export async function runAlgorithmsBench(stores: readonly StoreName[] = ['memory
     columns: ['store', 'algorithm', 'implementation', 'µs/decision', 'decisions/s', 'x baseline', 'per-round x', 'target'],
     rows,
     notes: [
-      `memory: ${MEMORY.rounds} rounds x ${MEMORY.callsPerBlock} calls over ${MEMORY.keys} keys per candidate, each in its own process, after ${MEMORY.warmupCalls} warm-up calls; a round's figure is the block's mean CPU time per call (the process's, await and GC included; CPU so that another job preempting a block is not charged to it); baseline express-rate-limit MemoryStore.increment for every row`,
-      `redis: ${REDIS.rounds} rounds x ${REDIS.callsPerBlock} calls over ${REDIS.keys} keys, real redis-server on loopback; a round's figure is the block's median latency; baseline PING on the row's own client (the store's connection for ours, the bare client for rate-limiter-flexible)`,
-      `rtdb: ${RTDB.rounds} rounds x ${RTDB.callsPerBlock} calls over ${RTDB.keys} keys in steady use, RTDB test server through a proxy adding ${RTDB.delayMs} ms each way; baseline a bare set() through the same proxy`,
+      `memory: ${MEMORY.rounds} rounds x ${MEMORY.callsPerBlock} calls over ${MEMORY.keys} keys per candidate, each in its own process (our code loaded by ${MEMORY_LOADER === 'tsx' ? 'tsx' : "TypeScript's own CommonJS emit, as npm start runs it"}), after ${MEMORY.warmupCalls} warm-up calls; a round's figure is the block's mean CPU time per call (the process's, await and GC included; CPU so that another job preempting a block is not charged to it); baseline express-rate-limit MemoryStore.increment for every row`,
+      `redis: ${REDIS.rounds} rounds x ${REDIS.callsPerBlock} calls over ${REDIS.keys} keys, real redis-server on loopback; candidates called in turn call by call, a round's figure is the median latency of its calls; baseline PING on the row's own client (the store's connection for ours, the bare client for rate-limiter-flexible)`,
+      `rtdb: ${RTDB.rounds} rounds x ${RTDB.callsPerBlock} calls over ${RTDB.keys} keys in steady use, candidates called in turn call by call, RTDB test server through a proxy adding ${RTDB.delayMs} ms each way; baseline a bare set() of the node the default fixed window writes, through the same proxy; the floor row is firebase's transaction alone (listened node, same node, one put with its hash)`,
+      ...(redisServerNote === undefined ? [] : [redisServerNote]),
       "per-round x: the lowest and highest of the rounds' ratios (each round against the baseline's same round)",
       'policies: limit 1e9 per 60 s (sliding-log: its cap, 1000), so every decision is allowed; sliding-log keys hold one entry per call made on them, up to a few hundred by the end of the memory rounds',
       `targets (issue): memory fixed window <= express-rate-limit increment; each algorithm on Redis <= ${TARGET.redis}x PING; on RTDB <= ${TARGET.rtdb}x set(); took ${((Date.now() - started) / 1000).toFixed(0)} s`,

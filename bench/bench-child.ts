@@ -1,4 +1,5 @@
 import { fork, type ChildProcess, type Serializable } from 'node:child_process';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /** A bench server in a child process, spoken to over IPC. */
@@ -19,9 +20,19 @@ export interface BenchChild<R> {
  * message. The child answers 'cpu' with `{ cpuUs }` (and any other request
  * with one message) and exits on 'stop'.
  */
-export async function startBenchChild<R>(file: string, args: readonly string[], options: { readonly name: string; readonly execArgv?: readonly string[] }): Promise<BenchChild<R>> {
+export async function startBenchChild<R>(
+  file: string,
+  args: readonly string[],
+  options: {
+    readonly name: string;
+    readonly execArgv?: readonly string[];
+    /** 'tsx' (default), or 'typescript': TypeScript's own CommonJS emit, the code `npm start` runs (typescript-emit.cjs). */
+    readonly loader?: 'tsx' | 'typescript';
+  },
+): Promise<BenchChild<R>> {
+  const loader = options.loader === 'typescript' ? ['--require', path.join(__dirname, 'typescript-emit.cjs')] : ['--import', pathToFileURL(require.resolve('tsx')).href];
   const child: ChildProcess = fork(file, args, {
-    execArgv: ['--import', pathToFileURL(require.resolve('tsx')).href, ...(options.execArgv ?? [])],
+    execArgv: [...loader, ...(options.execArgv ?? [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -1,4 +1,5 @@
-import { ALGORITHMS, assertValidAdjustment, type Adjustment, type AnyAlgorithm } from './algorithms';
+import { ALGORITHMS, assertValidAdjustment, type Adjustment, type AlgorithmName, type AnyAlgorithm } from './algorithms';
+import { compiledSetOf, type CompiledPolicySet } from './compiled-policy-set';
 import type { PolicyDecision, WindowDecision } from './decision';
 import { algorithmOf, type PolicySet, type RateLimitPolicy } from './policy';
 
@@ -25,15 +26,16 @@ export function algorithmFor(policy: RateLimitPolicy): AnyAlgorithm {
 }
 
 export function decideSet(states: readonly unknown[], nowMs: number, policies: PolicySet, cost: number): SetDecision {
-  if (policies.length === 1) return decideOne(states[0] ?? null, nowMs, policies[0], cost);
-  const results = policies.map((policy, i) => algorithmFor(policy).decide(states[i] ?? null, nowMs, policy, cost));
+  const set = compiledSetOf(policies);
+  if (set.size === 1) return decideOne(set, states[0] ?? null, nowMs, cost);
+  const { algorithms } = set;
+  const results = policies.map((policy, i) => (algorithms[i] as AnyAlgorithm).decide(states[i] ?? null, nowMs, policy, cost));
   const allowed = results.every((result) => result.decision.allowed);
   if (!allowed) {
     // Nothing is charged, so the policies that would have allowed report what they still hold.
     const decisions = results.map((result, i) => {
       if (!result.decision.allowed) return result.decision;
-      const policy = policies[i] as RateLimitPolicy;
-      return algorithmFor(policy).decide(states[i] ?? null, nowMs, policy, 0).decision;
+      return (algorithms[i] as AnyAlgorithm).decide(states[i] ?? null, nowMs, policies[i] as RateLimitPolicy, 0).decision;
     });
     return { decisions, allowed, states, changed: false };
   }
@@ -41,9 +43,13 @@ export function decideSet(states: readonly unknown[], nowMs: number, policies: P
   return { decisions: results.map((result) => result.decision), allowed, states: next, changed: results.some((result) => result.next !== null) };
 }
 
-/** The common case (one policy) without the arrays of arrays: this is on every request's path. */
-function decideOne(state: unknown, nowMs: number, policy: RateLimitPolicy, cost: number): SetDecision {
-  const { decision, next } = algorithmFor(policy).decide(state, nowMs, policy, cost);
+/**
+ * decideSet of a one-policy set (`set.size` 1) on its one state, without the
+ * arrays of arrays: the common case, on every request's path. Stores that hold
+ * the state itself call it directly and skip building a states array.
+ */
+export function decideOne(set: CompiledPolicySet, state: unknown, nowMs: number, cost: number): SetDecision {
+  const { decision, next } = (set.algorithms[0] as AnyAlgorithm).decide(state, nowMs, set.policies[0], cost);
   return { decisions: [decision], allowed: decision.allowed, states: [next ?? state], changed: next !== null };
 }
 
@@ -88,14 +94,19 @@ export function assertValidAdjustments(policies: PolicySet, adjustments: readonl
 
 /** Epoch ms after which every state of the set is empty again (for TTLs, `e` and sweeps); null when all are empty. */
 export function setExpiresAtMs(states: readonly unknown[], policies: PolicySet): number | null {
+  return compiledExpiresAtMs(states, compiledSetOf(policies));
+}
+
+/** setExpiresAtMs of a set already compiled. */
+export function compiledExpiresAtMs(states: readonly unknown[], set: CompiledPolicySet): number | null {
+  const { algorithms, policies } = set;
   let latest: number | null = null;
   // A loop, not forEach: this runs on every write of every store, and a callback that assigns
   // `latest` costs a closure and a context per call.
-  for (let i = 0; i < policies.length; i++) {
+  for (let i = 0; i < set.size; i++) {
     const state = states[i] ?? null;
     if (state === null) continue;
-    const policy = policies[i] as RateLimitPolicy;
-    const expiresAtMs = algorithmFor(policy).expiresAtMs(state, policy);
+    const expiresAtMs = (algorithms[i] as AnyAlgorithm).expiresAtMs(state, policies[i] as RateLimitPolicy);
     if (latest === null || expiresAtMs > latest) latest = expiresAtMs;
   }
   return latest;
@@ -103,19 +114,24 @@ export function setExpiresAtMs(states: readonly unknown[], policies: PolicySet):
 
 /** Each decision named by its policy. */
 export function policyDecisions(decisions: readonly WindowDecision[], policies: PolicySet): PolicyDecision[] {
-  return policies.map((policy, i) => {
-    const d = decisions[i] as WindowDecision;
-    return {
-      allowed: d.allowed,
-      limit: d.limit,
-      remaining: d.remaining,
-      resetAtMs: d.resetAtMs,
-      retryAfterMs: d.retryAfterMs,
-      policyName: policy.name,
-      windowMs: policy.windowMs,
-      algorithm: algorithmOf(policy),
-    };
-  });
+  const { algorithmNames } = compiledSetOf(policies);
+  // A loop, not map(): no closure on every decision.
+  const named: PolicyDecision[] = [];
+  for (let i = 0; i < policies.length; i++) named.push(policyDecision(decisions[i] as WindowDecision, policies[i] as RateLimitPolicy, algorithmNames[i] as AlgorithmName));
+  return named;
+}
+
+function policyDecision(d: WindowDecision, policy: RateLimitPolicy, algorithm: AlgorithmName): PolicyDecision {
+  return {
+    allowed: d.allowed,
+    limit: d.limit,
+    remaining: d.remaining,
+    resetAtMs: d.resetAtMs,
+    retryAfterMs: d.retryAfterMs,
+    policyName: policy.name,
+    windowMs: policy.windowMs,
+    algorithm,
+  };
 }
 
 /**

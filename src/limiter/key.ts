@@ -21,6 +21,7 @@ const FORBIDDEN = /[.$#[\]/\u0000-\u001f\u007f]/;
  * Callers with addresses or emails encode them first (see `encodeKeyPart`).
  */
 export function assertValidKey(key: string): void {
+  if (isPlainKey(key)) return;
   if (typeof key !== 'string' || key.length === 0) {
     throw new InvalidKeyError('rate-limit key must be a non-empty string');
   }
@@ -38,6 +39,22 @@ export function assertValidKey(key: string): void {
       `rate-limit key contains ${JSON.stringify(bad[0])}, which Realtime Database forbids in a key (. $ # [ ] / and control characters)`,
     );
   }
+}
+
+/**
+ * The common key, checked in one pass instead of three (a byte count and two
+ * regular expressions, on every decision): printable ASCII without RTDB's
+ * forbidden characters, so one byte per character and no surrogates. False
+ * sends the key through the full checks, which name what is wrong.
+ */
+function isPlainKey(key: string): boolean {
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_BYTES) return false;
+  for (let i = 0; i < key.length; i++) {
+    const code = key.charCodeAt(i);
+    // 0x23 #, 0x24 $, 0x2e ., 0x2f /, 0x5b [, 0x5d ]; below 0x20 and from 0x7f: control or non-ASCII.
+    if (code < 0x20 || code >= 0x7f || code === 0x23 || code === 0x24 || code === 0x2e || code === 0x2f || code === 0x5b || code === 0x5d) return false;
+  }
+  return true;
 }
 
 /**

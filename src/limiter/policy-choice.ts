@@ -1,4 +1,5 @@
-import { assertValidPolicy, assertValidPolicySet, stateSlotOf, type PolicySet, type RateLimitPolicy } from './policy';
+import { compiledSetOf } from './compiled-policy-set';
+import { assertValidPolicy, assertValidPolicySet, type PolicySet, type RateLimitPolicy } from './policy';
 
 /** Which policies a call is held to: one (`policy`), several (`policies`), or neither (the limiter's default). */
 export interface PolicyChoice {
@@ -11,16 +12,22 @@ export interface PolicyChoice {
 // validated once and a single policy's set is built once, not on every request.
 const validSets = new WeakSet<readonly RateLimitPolicy[]>();
 const setOfPolicy = new WeakMap<RateLimitPolicy, PolicySet>();
-const setIds = new WeakMap<PolicySet, string>();
+
+/**
+ * assertValidPolicySet, once per set object: a store used directly checks every
+ * set it is given, and the set is the same array call after call.
+ */
+export function assertValidPolicySetOnce(policies: readonly RateLimitPolicy[]): asserts policies is PolicySet {
+  if (validSets.has(policies)) return;
+  assertValidPolicySet(policies);
+  validSets.add(policies);
+}
 
 /** The set a call is held to, validated (a RangeError naming the field), the same array each time for the same input. */
 export function policySetOf(choice: PolicyChoice, fallback: PolicySet): PolicySet {
   if (choice.policy !== undefined && choice.policies !== undefined) throw new TypeError('pass policy or policies, not both');
   if (choice.policies !== undefined) {
-    if (!validSets.has(choice.policies)) {
-      assertValidPolicySet(choice.policies);
-      validSets.add(choice.policies);
-    }
+    assertValidPolicySetOnce(choice.policies);
     return choice.policies;
   }
   if (choice.policy !== undefined) {
@@ -38,12 +45,7 @@ export function policySetOf(choice: PolicyChoice, fallback: PolicySet): PolicySe
 
 /** What tells two sets' states apart: their slots, in order (see stateSlotOf). */
 export function setIdOf(policies: PolicySet): string {
-  let id = setIds.get(policies);
-  if (id === undefined) {
-    id = policies.map(stateSlotOf).join(',');
-    setIds.set(policies, id);
-  }
-  return id;
+  return compiledSetOf(policies).id;
 }
 
 /** The set a configuration names; a TypeError when it names none. */

@@ -57,6 +57,10 @@ export interface LimiterParts {
   readonly events?: Pick<LimiterEvents, 'recordDecision'>;
 }
 
+const NO_OPTIONS: ConsumeOptions = {};
+// Read once: a wrapped or replaced consume on an instance (a spy, a subclass) is then called as it is.
+const memoryConsume = MemoryWindowStore.prototype.consume;
+
 /** Reconciliation writes in flight at once when a store comes back, so recovery is not a thundering herd. */
 const RECONCILE_CONCURRENCY = 32;
 
@@ -80,6 +84,8 @@ export class WindowRateLimiter implements RateLimiter {
   readonly failurePolicy: FailurePolicy;
 
   private readonly local = new MemoryWindowStore();
+  /** The store itself when it is exactly this process's memory store: its synchronous twin answers without a promise in between. */
+  private readonly syncStore: MemoryWindowStore | undefined;
   private readonly refused: RefusalCache;
   private readonly ledger = new OutageLedger();
   private reconciling: Promise<void> | undefined;
@@ -89,6 +95,7 @@ export class WindowRateLimiter implements RateLimiter {
     this.backend = parts.store.backend;
     this.failurePolicy = parts.failurePolicy;
     this.refused = new RefusalCache(parts.maxBlockedKeys);
+    this.syncStore = parts.store.constructor === MemoryWindowStore ? (parts.store as MemoryWindowStore) : undefined;
   }
 
   /** The first default policy; shorthand for code that publishes one figure. */
@@ -96,14 +103,26 @@ export class WindowRateLimiter implements RateLimiter {
     return this.policies[0];
   }
 
-  async consume(key: string, options: ConsumeOptions = {}): Promise<Decision> {
-    const cost = options.cost ?? 1;
-    const policies = policySetOf(options, this.policies);
-    assertValidKey(key);
-    assertValidCost(cost);
-    const nowMs = this.parts.clock();
-    const { store } = this.parts;
+  consume(key: string, options: ConsumeOptions = NO_OPTIONS): Promise<Decision> {
+    // Not an async function: the memory store answers synchronously, and an async function would add
+    // a promise and a turn of the microtask queue to every decision. A throw still becomes a rejection.
+    try {
+      const cost = options.cost ?? 1;
+      const policies = options.policy === undefined && options.policies === undefined ? this.policies : policySetOf(options, this.policies);
+      assertValidKey(key);
+      // The default cost needs no check.
+      if (cost !== 1) assertValidCost(cost);
+      const nowMs = this.parts.clock();
+      const { syncStore } = this;
+      if (syncStore !== undefined && syncStore.consume === memoryConsume) return Promise.resolve(this.record(toDecision(syncStore.consumeSync(key, nowMs, policies, cost), policies, false)));
+      return this.consumeFrom(key, nowMs, policies, cost);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
 
+  private async consumeFrom(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<Decision> {
+    const { store } = this.parts;
     if (!store.shared) return this.record(toDecision(await store.consume(key, nowMs, policies, cost), policies, false));
 
     const ledgerKey = `${setIdOf(policies)}|${key}`;

@@ -117,6 +117,26 @@ describe('assertValidKey', () => {
   it('checks the length before anything else, so a long key is refused as long', () => {
     expect(rejection('.'.repeat(MAX_KEY_BYTES + 1))?.message).toBe(`rate-limit key is longer than ${MAX_KEY_BYTES} bytes`);
   });
+
+  // assertValidKey passes plain ASCII keys in one loop and sends the rest through the full checks;
+  // this holds the two to the rule as the checks above state it, written here independently.
+  it('accepts exactly the keys of at most 512 UTF-8 bytes, well-formed, without . $ # [ ] / or control characters', () => {
+    const unit = fc.oneof(
+      { weight: 6, arbitrary: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) },
+      { weight: 1, arbitrary: fc.constantFrom('.', '$', '#', '[', ']', '/', '\u0000', '\u001f', '\u007f', '\u0080', 'é', '日', '\ud800', '\udc00', '🔑') },
+    );
+    const key = fc.oneof(fc.string({ unit, maxLength: 40 }), fc.string({ unit, minLength: 500, maxLength: 520 }));
+    fc.assert(
+      fc.property(key, (candidate) => {
+        const wellFormed = !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(candidate);
+        // eslint-disable-next-line no-control-regex -- control characters are what the rule forbids
+        const forbidden = /[.$#[\]/\u0000-\u001f\u007f]/.test(candidate);
+        const valid = candidate.length > 0 && Buffer.byteLength(candidate, 'utf8') <= MAX_KEY_BYTES && wellFormed && !forbidden;
+        expect(rejection(candidate) === undefined).toBe(valid);
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });
 
 describe('encodeKeyPart', () => {

@@ -315,6 +315,25 @@ describe('WindowRateLimiter refunds and closing', () => {
     expect((await limiter.consume('tok_a', { cost: 0 })).remaining).toBe(3);
   });
 
+  it('a memory store whose consume is replaced (a spy) is called through it, like any other store', async () => {
+    const store = new MemoryWindowStore();
+    const consume = jest.spyOn(store, 'consume');
+    const limiter = await createRateLimiter({ store, policy, clock: () => 100 * W });
+    expect((await limiter.consume('tok_a')).remaining).toBe(policy.limit - 1);
+    expect(consume).toHaveBeenCalledTimes(1);
+  });
+
+  it.each([
+    { name: 'an invalid key', key: 'a/b', options: {}, error: InvalidKeyError },
+    { name: 'a negative cost', key: 'tok_a', options: { cost: -1 }, error: RangeError },
+    { name: 'both policy and policies', key: 'tok_a', options: { policy, policies: [policy] as PolicySet }, error: TypeError },
+  ])('on the memory store, $name is a rejected promise, not a throw', async ({ key, options, error }) => {
+    const limiter = await createRateLimiter({ policy, clock: () => 100 * W });
+    const answer = limiter.consume(key, options);
+    expect(answer).toBeInstanceOf(Promise);
+    await expect(answer).rejects.toThrow(error);
+  });
+
   it('closing the limiter closes its store', async () => {
     const { limiter, store } = setup();
     const close = jest.spyOn(store, 'close');

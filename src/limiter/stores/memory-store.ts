@@ -1,7 +1,8 @@
 import type { Adjustment } from '../algorithms/algorithm';
-import { adjustSet, assertValidAdjustments, decideSet, setExpiresAtMs } from '../decide-set';
+import { compiledSetOf, type CompiledPolicySet } from '../compiled-policy-set';
+import { adjustSet, assertValidAdjustments, compiledExpiresAtMs, decideOne, decideSet } from '../decide-set';
 import type { LimitStore, StoreDecision } from '../limit-store';
-import { stateSlotOf, type PolicySet, type RateLimitPolicy } from '../policy';
+import type { PolicySet } from '../policy';
 
 /** The same margin as DEFAULT_REDIS_TTL_MARGIN_MS: a clock may lag the newest one seen by this much. */
 export const DEFAULT_MEMORY_LAG_MARGIN_MS = 10_000;
@@ -59,21 +60,27 @@ export class MemoryWindowStore implements LimitStore {
 
   /** Synchronous twin of consume, for the local fallback path that must not wait. */
   consumeSync(key: string, nowMs: number, policies: PolicySet, cost: number): StoreDecision {
+    const set = compiledSetOf(policies);
     const slots = this.slotsOf(key, nowMs);
-    const result = decideSet(readStates(slots, policies), nowMs, policies, cost);
-    if (result.changed) this.write(key, slots, nowMs, policies, result.states);
+    // One policy (the common case): its state straight from its slot, no states array in between.
+    const result =
+      set.size === 1
+        ? decideOne(set, slots === undefined ? null : (slots[set.slots[0] as string] ?? null), nowMs, cost)
+        : decideSet(readStates(slots, set), nowMs, policies, cost);
+    if (result.changed) this.write(key, slots, nowMs, set, result.states);
     return result;
   }
 
   adjustSync(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): void {
+    const set = compiledSetOf(policies);
     const slots = this.slotsOf(key, nowMs);
-    const next = adjustSet(readStates(slots, policies), nowMs, policies, adjustments);
-    if (next !== null) this.write(key, slots, nowMs, policies, next);
+    const next = adjustSet(readStates(slots, set), nowMs, policies, adjustments);
+    if (next !== null) this.write(key, slots, nowMs, set, next);
   }
 
   /** The states held for `key` under `policies` (null: empty), without touching them. */
   peek(key: string, policies: PolicySet): unknown[] {
-    return readStates(this.current.get(key) ?? this.previous.get(key), policies);
+    return readStates(this.current.get(key) ?? this.previous.get(key), compiledSetOf(policies));
   }
 
   /** The key's slots, moved into the current generation when found in the previous one. */
@@ -90,14 +97,14 @@ export class MemoryWindowStore implements LimitStore {
     return slots;
   }
 
-  private write(key: string, slots: Slots | undefined, nowMs: number, policies: PolicySet, states: readonly unknown[]): void {
+  private write(key: string, slots: Slots | undefined, nowMs: number, set: CompiledPolicySet, states: readonly unknown[]): void {
     let target = slots;
     if (target === undefined) {
       target = {};
       this.current.set(key, target);
     }
-    for (let i = 0; i < policies.length; i++) target[slotOf(policies[i] as RateLimitPolicy)] = states[i] ?? null;
-    const setExpiryMs = setExpiresAtMs(states, policies);
+    for (let i = 0; i < set.size; i++) target[set.slots[i] as string] = states[i] ?? null;
+    const setExpiryMs = compiledExpiresAtMs(states, set);
     if (setExpiryMs === null) return;
     // Kept lagMarginMs past its expiry, like Redis' TTL margin: a clock that steps back behind the
     // expiry must still find the count, not an empty window.
@@ -142,21 +149,10 @@ export class MemoryWindowStore implements LimitStore {
   }
 }
 
-function readStates(slots: Slots | undefined, policies: PolicySet): unknown[] {
+function readStates(slots: Slots | undefined, set: CompiledPolicySet): unknown[] {
   const states: unknown[] = [];
-  for (const policy of policies) states.push(slots === undefined ? null : (slots[slotOf(policy)] ?? null));
+  // The slot names are built once per set (compiled-policy-set.ts): a freshly built string as a
+  // property key costs V8 a string-table lookup on every access.
+  for (const slot of set.slots) states.push(slots === undefined ? null : (slots[slot] ?? null));
   return states;
-}
-
-// Policies are the same objects call after call (see policy-choice.ts), so each slot name is built
-// once: a freshly built string as a property key costs V8 a string-table lookup on every access.
-const slotNames = new WeakMap<RateLimitPolicy, string>();
-
-function slotOf(policy: RateLimitPolicy): string {
-  let slot = slotNames.get(policy);
-  if (slot === undefined) {
-    slot = stateSlotOf(policy);
-    slotNames.set(policy, slot);
-  }
-  return slot;
 }

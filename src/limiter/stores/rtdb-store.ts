@@ -2,7 +2,8 @@ import type { Database, DataSnapshot } from 'firebase-admin/database';
 import type { Adjustment } from '../algorithms/algorithm';
 import { adjustSet, assertValidAdjustments, decideSet, type SetDecision } from '../decide-set';
 import { assertValidKey } from '../key';
-import { assertValidCost, assertValidPolicySet, longestWindowMs, type PolicySet } from '../policy';
+import { assertValidCost, longestWindowMs, type PolicySet } from '../policy';
+import { assertValidPolicySetOnce } from '../policy-choice';
 import { silentLogger, type Logger } from '../../shared/logger';
 import type { LimitStore, StoreDecision } from '../limit-store';
 import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
@@ -174,7 +175,7 @@ export class RtdbWindowStore implements LimitStore {
    */
   private node(key: string, nowMs: number, policies: PolicySet): ListenedNode & { readonly path: string } {
     assertValidKey(key);
-    assertValidPolicySet(policies);
+    assertValidPolicySetOnce(policies);
     if (!Number.isFinite(nowMs)) throw new RangeError(`nowMs must be finite, got ${nowMs}`);
     if (this.closed) throw new Error('RtdbWindowStore is closed');
     const path = `${this.rootPath}/${key}`;

@@ -38,12 +38,17 @@ const TWINS: Readonly<Record<AlgorithmName, LuaTwin>> = {
 
 const GET_OWN_KEY = "redis.call('GET', KEYS[1])";
 
-/** A twin's body as `function(raw, mode, limit, windowMs, burst, amount, atLeastRaw, store, remove, reply)`. */
-function asFunction(name: string, twin: LuaTwin): string {
+/**
+ * A twin's body as a branch of twinOf, returning
+ * `function(raw, mode, limit, windowMs, burst, amount, atLeastRaw, store, remove, reply)`.
+ * Each function literal a script runs is a closure made on every call: only
+ * the algorithms the set uses are made, not all five.
+ */
+function asBranch(name: string, twin: LuaTwin): string {
   if (twin.body.split(GET_OWN_KEY).length !== 2) throw new Error(`the ${name} twin must read its key exactly once, as ${GET_OWN_KEY}`);
   const body = twin.body.replace(GET_OWN_KEY, 'raw');
   if (body.includes('KEYS[') || body.includes('redis.call')) throw new Error(`the ${name} twin must not touch Redis except through its raw value, store and remove`);
-  return `twins['${name}'] = function(raw, mode, limit, windowMs, burst, amount, atLeastRaw, store, remove, reply)\n${body}\nend`;
+  return `if name == '${name}' then\n  return function(raw, mode, limit, windowMs, burst, amount, atLeastRaw, store, remove, reply)\n${body}\nend\nend`;
 }
 
 export const SET_SCRIPT = `
@@ -53,10 +58,12 @@ local ttlMarginMs = tonumber(ARGV[3])
 
 ${LUA_REPLY}
 
-local twins = {}
+local function twinOf(name)
 ${Object.entries(TWINS)
-  .map(([name, twin]) => asFunction(name, twin))
-  .join('\n\n')}
+  .map(([name, twin]) => asBranch(name, twin))
+  .join('\n')}
+  return nil
+end
 
 local n = #KEYS
 local raws = {}
@@ -77,7 +84,7 @@ local function run(i, runMode, amount, atLeastRaw)
   local function remove()
     write = {false, 0}
   end
-  local twin = twins[ARGV[base + 1]]
+  local twin = twinOf(ARGV[base + 1])
   if not twin then
     return redis.error_reply('unknown algorithm ' .. tostring(ARGV[base + 1]))
   end
@@ -90,7 +97,8 @@ end
 -- updated at 1e20 ms refused its key for good, with a retryAfterMs of -2^63). Found by
 -- test/integration/store-contract-sets.test.ts.
 local function sane(raw)
-  if not raw then
+  -- Sixteen characters hold no run of sixteen digits: the common short value needs no scan.
+  if not raw or #raw < 16 then
     return raw
   end
   for digits in string.gmatch(raw, '%d+') do
