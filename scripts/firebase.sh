@@ -5,4 +5,7 @@
 # `npm run test:emulators` and deploying the rules. See docs/dependencies.md.
 set -euo pipefail
 FIREBASE_TOOLS_VERSION=15.34.2
-exec npx --yes "firebase-tools@${FIREBASE_TOOLS_VERSION}" "$@"
+# --ignore-scripts: re2, an optional dependency of superstatic (the Hosting emulator, which this
+# project does not use; superstatic falls back to RegExp without it), would otherwise try to
+# download a prebuilt binary and then compile itself from source.
+exec npx --yes --ignore-scripts "firebase-tools@${FIREBASE_TOOLS_VERSION}" "$@"
