@@ -42,7 +42,9 @@ Commands:
       Change a token's tier and/or scopes.
 
 The store comes from TOKEN_STORE (file | firestore) and TOKENS_FILE.
-With --json, stdout holds exactly one JSON object.
+With --json, stdout holds exactly one JSON object. From a script, run
+npm run --silent token -- ... --json: without --silent, npm prints its own
+"> firelimit@... token" banner on stdout before it.
 `;
 
 class UsageError extends Error {}

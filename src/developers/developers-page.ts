@@ -1,5 +1,6 @@
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import type { Config } from '../config/config';
+import { baseUrlOf } from '../http/base-url';
 import { developersFacts } from './developers-facts';
 import {
   examplesSection,
@@ -60,21 +61,6 @@ ${examplesSection(f)}
 `.value;
 }
 
-// A Host header is "name[:port]" or "[ipv6][:port]"; anything else is not echoed into examples.
-const HOST_PATTERN = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
-
-/**
- * The origin a visitor reached us at, for copy-pasteable examples. Cloud Run
- * terminates TLS in front of us, so X-Forwarded-Proto says https while the
- * socket says http; only the first hop's value is used.
- */
-export function baseUrlOf(req: Request, config: Config): string {
-  const forwarded = req.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
-  const protocol = forwarded === 'http' || forwarded === 'https' ? forwarded : req.protocol === 'https' ? 'https' : 'http';
-  const host = req.get('host');
-  return `${protocol}://${host !== undefined && HOST_PATTERN.test(host) ? host : `localhost:${config.port}`}`;
-}
-
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   `style-src '${DEVELOPERS_CSS_HASH}'`,
@@ -86,7 +72,7 @@ const CONTENT_SECURITY_POLICY = [
 /** GET /developers. */
 export function createDevelopersHandler(config: Config): RequestHandler {
   return function developersPage(req, res): void {
-    const page = renderDevelopersPage(config, { baseUrl: baseUrlOf(req, config), nowMs: Date.now() });
+    const page = renderDevelopersPage(config, { baseUrl: baseUrlOf(req, config.port), nowMs: Date.now() });
     res
       .status(200)
       .set({

@@ -228,7 +228,7 @@ function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason:
   res.setHeader('WWW-Authenticate', reason === 'missing_token' ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`);
   const message =
     reason === 'missing_token'
-      ? 'Authentication required: send Authorization: Bearer <token>.'
+      ? 'Authentication required: send Authorization: Bearer flk_... with a token from the operator of this service (see /developers); there is no OAuth sign-in.'
       : 'The bearer token is malformed, unknown or revoked.';
   sendJsonRpcError(res, 401, jsonRpcError(id, JsonRpcCode.Unauthorized, message, { reason }));
 }

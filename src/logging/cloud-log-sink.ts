@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { Entry, LogSync, type Logging } from '@google-cloud/logging';
+import { Entry } from '@google-cloud/logging';
 import type { LogFields, LogSink } from '../shared/logger';
 import { redactFields, redactText } from './redact';
 import { qualifyTrace } from './trace-context';
@@ -33,39 +33,38 @@ interface EntryMetadata {
 }
 
 /**
- * One JSON line per entry on stdout, through @google-cloud/logging's LogSync,
- * so Cloud Run turns each into a structured entry with its severity, request
- * and trace. No network and no credentials: writing to stdout needs neither
- * (on Cloud Run the agent adds the resource and log name itself).
+ * One JSON line per entry on stdout, in the shape @google-cloud/logging's
+ * `Entry.toStructuredJSON` gives it, so Cloud Run turns each into a
+ * structured entry with its severity, request and trace. No network and no
+ * credentials: writing to stdout needs neither (on Cloud Run the agent adds
+ * the resource and log name itself).
+ *
+ * `logName` is written only when the project is known. The library's
+ * `LogSync` always writes one, with the literal `{{projectId}}` when it has
+ * no project, and a placeholder in every line misleads whoever reads or
+ * filters them; it also adds a diagnostic entry of its own per process.
  */
 export function createCloudLogSink(options: CloudLogSinkOptions = {}): LogSink {
   const projectId = options.projectId === '' ? undefined : options.projectId;
-  // useMessageField false: fields sit at the top of jsonPayload, where filters such as jsonPayload.tokenId find them.
-  const log = new LogSync(stdoutOnlyLogging(projectId), options.logName ?? 'firelimit', options.output ?? process.stdout, {
-    useMessageField: false,
-  });
+  const output = options.output ?? process.stdout;
+  const logName = projectId === undefined ? undefined : `projects/${projectId}/logs/${encodeURIComponent(options.logName ?? 'firelimit')}`;
 
   return (severity, message, fields) => {
     const { metadata, payload } = split(redactFields(fields), projectId);
     metadata.severity = severity;
-    log.write(log.entry(metadata, { ...payload, message: redactText(message) }));
+    const text = redactText(message);
+    // useMessageField false: fields sit at the top of jsonPayload, where filters such as jsonPayload.tokenId find them.
+    const entry: Record<string, unknown> = new Entry(metadata, { ...payload, message: text }).toStructuredJSON(projectId, false);
+    if (logName !== undefined) entry.logName = logName;
+    let line: string;
+    try {
+      line = JSON.stringify(entry);
+    } catch {
+      // A field JSON cannot hold (a BigInt): the line still goes out, without its fields, rather than throw into a request.
+      line = JSON.stringify({ severity, message: text, logName, loggingError: 'fields could not be serialized' });
+    }
+    output.write(`${line}\n`);
   };
-}
-
-/**
- * What LogSync uses of a Logging instance: the project id, the resource and
- * entry(). A real `new Logging()` also builds gRPC clients that probe the GCE
- * metadata server and look for credentials at start-up (a warning and a
- * network round trip on every laptop), none of which writing to stdout needs.
- */
-function stdoutOnlyLogging(projectId: string | undefined): Logging {
-  const logging = {
-    // The library's own placeholder when it does not know the project; the logName is informational on stdout.
-    projectId: projectId ?? '{{projectId}}',
-    detectedResource: undefined,
-    entry: (metadata?: object, data?: unknown) => new Entry(metadata, data as object | string | undefined),
-  };
-  return logging as unknown as Logging;
 }
 
 function split(fields: LogFields, projectId: string | undefined): { metadata: EntryMetadata; payload: Record<string, unknown> } {

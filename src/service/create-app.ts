@@ -18,6 +18,7 @@ import { JsonRpcCode, jsonRpcError, requestIdOf } from '../http/json-rpc-error';
 import { createRateLimitMiddleware } from '../http/rate-limit-middleware';
 import { createRefusedRequestBudget } from '../http/refused-request-budget';
 import { createTierResolver } from '../http/tier-policy';
+import { createOAuthNotOffered, OAUTH_METADATA_PATHS, REGISTRATION_PATH } from '../http/oauth-not-offered';
 
 export const MCP_PATH = '/mcp';
 
@@ -143,6 +144,11 @@ export function createApp(deps: AppDependencies): express.Express {
       .status(405)
       .json(jsonRpcError(null, -32000, `Method ${req.method} not allowed on ${MCP_PATH}: this server is stateless, send JSON-RPC with POST`));
   });
+
+  // OAuth discovery after our 401: an answer that says how to authenticate instead (ADR 0025), not the generic 404.
+  const oauth = createOAuthNotOffered({ fallbackPort: config.port });
+  app.all(OAUTH_METADATA_PATHS as RegExp[], createUnreadBodyGuard(UNREAD_BODY_LINGER), oauth.metadata);
+  app.all(REGISTRATION_PATH, createUnreadBodyGuard(UNREAD_BODY_LINGER), oauth.registration);
 
   app.use((req, res) => {
     res.status(404).json({ error: 'not_found', message: `No route for ${req.method} ${req.path}` });

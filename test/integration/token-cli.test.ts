@@ -161,3 +161,18 @@ describe('token CLI as a real process', () => {
     expect(await store.get(created.id)).toMatchObject({ name: 'subprocess', secretHash: hashSecret(created.token) });
   });
 });
+
+describe('token CLI through npm, as the README tells scripts to call it', () => {
+  it('npm run --silent token -- create --json prints one JSON object on stdout and nothing else', async () => {
+    const tokensFile = path.join(dir, 'tokens.json');
+    const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'token', '--', 'create', '--name', 'via npm', '--json'], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, TOKENS_FILE: tokensFile },
+      timeout: 60_000,
+    });
+    expect(stdout.endsWith('}\n')).toBe(true);
+    const created = JSON.parse(stdout);
+    expect(created).toMatchObject({ name: 'via npm', tier: 'default' });
+    expect(await new FileTokenStore({ path: tokensFile }).get(created.id)).toMatchObject({ secretHash: hashSecret(created.token) });
+  });
+});

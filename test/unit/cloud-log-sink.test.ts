@@ -13,13 +13,11 @@ function capture(): { stream: PassThrough; text: () => string; entries: () => Re
   const chunks: string[] = [];
   stream.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
   const text = (): string => chunks.join('');
-  // LogSync adds one diagnostic entry per process (the library's instrumentation record); it has no message.
   const entries = (): Record<string, unknown>[] =>
     text()
       .split('\n')
       .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .filter((entry) => entry.message !== undefined);
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   return { stream, text, entries };
 }
 
@@ -88,6 +86,32 @@ describe('createCloudLogSink', () => {
     for (const leaked of [secret, hash, 'hunter2', 'sid=1', 'uthorization']) expect(text).not.toContain(leaked);
     // The public id stays: it is what an operator searches the logs for.
     expect(out.entries()[0]).toMatchObject({ tokenId: 'tok_0123456789abcdef' });
+  });
+
+  it('names the log after the project when it knows one, and writes no logName (never a placeholder) when it does not', () => {
+    const known = capture();
+    createCloudLogSink({ output: known.stream, projectId: 'demo-project' })('INFO', 'limiter ready', {});
+    expect(known.entries()).toEqual([expect.objectContaining({ message: 'limiter ready', logName: 'projects/demo-project/logs/firelimit' })]);
+
+    for (const projectId of [undefined, '']) {
+      const unknown = capture();
+      const logger = createLogger(createCloudLogSink({ output: unknown.stream, projectId }));
+      logger.info('limiter ready', { backend: 'memory' });
+      logger.warn('token store slow', { trace: TRACE_ID });
+      expect(unknown.text()).not.toContain('{{');
+      expect(unknown.text()).not.toContain('undefined');
+      expect(unknown.entries()).toHaveLength(2);
+      for (const entry of unknown.entries()) expect(entry).not.toHaveProperty('logName');
+    }
+  });
+
+  it('writes the line without its fields rather than throw when a field cannot be serialized', () => {
+    const out = capture();
+    const sink = createCloudLogSink({ output: out.stream, projectId: 'demo-project' });
+    expect(() => sink('ERROR', 'odd field', { count: 10n })).not.toThrow();
+    expect(out.entries()).toEqual([
+      { severity: 'ERROR', message: 'odd field', logName: 'projects/demo-project/logs/firelimit', loggingError: 'fields could not be serialized' },
+    ]);
   });
 
   it('keeps payload fields from overriding the entry severity or message', () => {
