@@ -1,0 +1,106 @@
+import { holderIdOf, type UpstreamCaller } from './upstream-holder';
+import type { UpstreamPolicy } from './upstream-policy';
+import type { UpstreamQuotaStore, UpstreamScheduled } from './upstream-quota-store';
+import { scheduleUpstream } from './upstream-schedule';
+import type { UpstreamState } from './upstream-state';
+
+export interface CachedUpstreamQuotaOptions {
+  readonly store: UpstreamQuotaStore;
+  /** How old a cached state may be and still answer. Default 1000. 0 turns the cache off. */
+  readonly maxStalenessMs?: number;
+  /** Quota keys remembered at most (least recently seen dropped first). Default 100. */
+  readonly maxKeys?: number;
+}
+
+export interface CursorCacheStats {
+  /** Calls answered from the cached state, with no store round trip. */
+  readonly answeredLocally: number;
+  /** Calls that went to the store. */
+  readonly forwarded: number;
+}
+
+interface Seen {
+  readonly state: UpstreamState | null;
+  readonly seenAtMs: number;
+}
+
+/**
+ * The hot key's flood guard: every token hits the one quota key, and once
+ * the queue is full most of them are rejected. A rejection writes nothing,
+ * so it can be answered from the state this instance last saw: when
+ * scheduleUpstream on that state writes nothing (a rejection, or a
+ * reservation asked for again early), that is the answer, and the store is
+ * not asked. Anything that would write (a run, a claim, a new reservation)
+ * goes to the store, whose atomic step decides it afresh.
+ *
+ * Why a stale state is safe to reject from: the cursor only moves forward,
+ * so "the slot is more than maxWaitMs away" stays true. What can turn false
+ * meanwhile is a freed entry (a claim, an expiry) or a refunded budget unit,
+ * so a cached answer is used for at most `maxStalenessMs`, after which the
+ * next call refreshes the cache from the store. A holder whose reservation
+ * was made on another instance after the cached state, and who comes back on
+ * time, is never rejected here: its slot is at or after the cached cursor,
+ * so the cached decision is a run, which goes to the store
+ * (docs/adr/0033-upstream-atomic-not-read-then-write.md).
+ */
+export class CachedUpstreamQuota implements UpstreamQuotaStore {
+  readonly backend: UpstreamQuotaStore['backend'];
+  private readonly store: UpstreamQuotaStore;
+  private readonly maxStalenessMs: number;
+  private readonly maxKeys: number;
+  /** Map order is recency: the first entry is the least recently seen. */
+  private readonly seen = new Map<string, Seen>();
+  private local = 0;
+  private forwarded = 0;
+
+  constructor(options: CachedUpstreamQuotaOptions) {
+    this.store = options.store;
+    this.backend = options.store.backend;
+    this.maxStalenessMs = options.maxStalenessMs ?? 1000;
+    this.maxKeys = options.maxKeys ?? 100;
+    if (!Number.isSafeInteger(this.maxStalenessMs) || this.maxStalenessMs < 0) {
+      throw new RangeError(`CachedUpstreamQuota: maxStalenessMs must be a non-negative integer, got ${this.maxStalenessMs}`);
+    }
+    if (!Number.isSafeInteger(this.maxKeys) || this.maxKeys < 1) {
+      throw new RangeError(`CachedUpstreamQuota: maxKeys must be a positive integer, got ${this.maxKeys}`);
+    }
+  }
+
+  get stats(): CursorCacheStats {
+    return { answeredLocally: this.local, forwarded: this.forwarded };
+  }
+
+  async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy): Promise<UpstreamScheduled> {
+    const cached = this.seen.get(key);
+    if (cached !== undefined && nowMs - cached.seenAtMs <= this.maxStalenessMs) {
+      const { outcome, next } = scheduleUpstream(cached.state, nowMs, holderIdOf(caller), policy);
+      if (next === null) {
+        this.local++;
+        return { outcome, state: cached.state };
+      }
+    }
+    this.forwarded++;
+    const result = await this.store.schedule(key, nowMs, caller, policy);
+    this.remember(key, result.state, nowMs);
+    return result;
+  }
+
+  close(): Promise<void> {
+    this.seen.clear();
+    return this.store.close();
+  }
+
+  private remember(key: string, state: UpstreamState | null, nowMs: number): void {
+    if (this.maxStalenessMs === 0) return;
+    const previous = this.seen.get(key);
+    // Replies can arrive out of order; keep the newer view (the cursor only moves forward).
+    if (previous !== undefined && previous.seenAtMs > nowMs) return;
+    this.seen.delete(key);
+    this.seen.set(key, { state, seenAtMs: nowMs });
+    while (this.seen.size > this.maxKeys) {
+      const oldest = this.seen.keys().next();
+      if (oldest.done) break;
+      this.seen.delete(oldest.value);
+    }
+  }
+}
