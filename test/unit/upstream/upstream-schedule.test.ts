@@ -39,6 +39,8 @@ const opArb = fc.record({
   stepMs: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 0, max: 3000 }) }, { weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: -2000, max: -1 }) }, { weight: 1, arbitrary: fc.integer({ min: 3001, max: 90_000 }) }),
 });
 
+type Op = { holder: number; back: boolean; latenessMs: number; stepMs: number };
+
 interface Step {
   readonly nowMs: number;
   readonly holder: string;
@@ -52,7 +54,7 @@ interface Step {
 }
 
 /** Folds the calls through scheduleUpstream, and what each holder was told, side by side. */
-function run(policy: UpstreamPolicy, startMs: number, ops: readonly fc.Infer<typeof opArb>[]): { steps: Step[]; runs: { atMs: number; slotAtMs: number }[]; final: UpstreamState | null } {
+function run(policy: UpstreamPolicy, startMs: number, ops: readonly Op[]): { steps: Step[]; runs: { atMs: number; slotAtMs: number }[]; final: UpstreamState | null } {
   let state: UpstreamState | null = null;
   let clockMs = startMs;
   const told = new Map<string, number>();
