@@ -3,19 +3,20 @@ import { resolveUpstreamPolicy, type UpstreamPolicy } from '../src/limiter/upstr
 import { startRtdbTestServer, type RtdbTestServer } from '../test/support/rtdb-server';
 import { startBenchChild, type BenchChild } from './bench-child';
 import { percentile, type BenchTable } from './bench-table';
-import { startDelayProxy, type DelayProxy } from './delay-proxy';
 import type { StepReport, StepRequest } from './upstream-hot-key-worker';
 
 /**
  * `npm run bench -- upstream-hot-key`: how many decisions a second the one
  * upstream quota key takes from three processes on RTDB (the test server in
- * its own process, reached directly or through a 1 ms-each-way relay) before
- * firebase's transactions start failing with `maxretry`.
+ * its own process, on loopback) before firebase's transactions start failing
+ * with `maxretry`.
  *
  * Each process has its own firebase-admin client and offers its third of the
  * rate open loop (bench/upstream-hot-key-worker.ts), every call from a new
- * token, for STEP_MS per step, rates doubling. Three workloads, side by side
- * at each rate:
+ * token, for STEP_MS per step, rates doubling, each workload in fresh
+ * processes, until maxretry appears or calls are still retrying 10 s after
+ * the step. "Kept up" means at least 95 % answered within 1 s of the step's
+ * end. Three workloads:
  *
  * - every call writes: a quota so large that each call runs (the key's raw
  *   write throughput under contention);
@@ -36,8 +37,8 @@ import type { StepReport, StepRequest } from './upstream-hot-key-worker';
  */
 
 /** Offered decisions a second, all three processes together. UPSTREAM_BENCH_RATES=30,60 for a short run. */
-const RATES = (process.env.UPSTREAM_BENCH_RATES ?? '30,60,120,240,480,960').split(',').map(Number);
-const STEP_MS = 3000;
+const RATES = (process.env.UPSTREAM_BENCH_RATES ?? '30,60,120,240,480,960,1920').split(',').map(Number);
+const STEP_MS = 2000;
 const PROCESSES = 3;
 
 interface Workload {
@@ -52,12 +53,6 @@ const WORKLOADS: readonly Workload[] = [
   { name: 'flood on 15/min, cursor cache', policy: resolveUpstreamPolicy({ limit: 15, windowMs: 60_000 }), cached: true },
 ];
 
-interface Network {
-  readonly name: string;
-  readonly host: string;
-  readonly databaseUrl: string;
-}
-
 let keySeq = 0;
 
 async function runStep(children: readonly BenchChild<unknown>[], workload: Workload, perSecond: number): Promise<StepReport[]> {
@@ -67,17 +62,17 @@ async function runStep(children: readonly BenchChild<unknown>[], workload: Workl
   return Promise.all(children.map((child) => child.request<StepReport>(request)));
 }
 
-function row(network: string, workload: Workload, perSecond: number, reports: readonly StepReport[]): (string | number)[] {
+function row(workload: Workload, perSecond: number, reports: readonly StepReport[]): (string | number)[] {
   const sum = (pick: (r: StepReport) => number) => reports.reduce((total, r) => total + pick(r), 0);
   const latencies = reports.flatMap((r) => r.latenciesMs);
   const transactions = sum((r) => r.transactions);
   const offered = sum((r) => r.offered);
   return [
-    network,
     workload.name,
     perSecond,
     Math.round((sum((r) => r.answeredInTime) * 1000) / STEP_MS),
     sum((r) => r.maxretry),
+    sum((r) => r.unanswered),
     sum((r) => r.otherErrors),
     `${sum((r) => r.runs)}/${sum((r) => r.reserved)}/${sum((r) => r.rejected)}`,
     transactions === 0 ? 0 : sum((r) => r.updateRuns) / transactions,
@@ -90,51 +85,55 @@ function row(network: string, workload: Workload, perSecond: number, reports: re
 
 export async function runUpstreamHotKeyBench(): Promise<BenchTable> {
   const server: RtdbTestServer = await startRtdbTestServer();
-  const proxy: DelayProxy = await startDelayProxy(server.port, 1);
-  const networks: Network[] = [
-    { name: 'loopback', host: server.host, databaseUrl: server.databaseUrl },
-    { name: '+1 ms each way', host: `127.0.0.1:${proxy.port}`, databaseUrl: `http://127.0.0.1:${proxy.port}?ns=${server.namespace}` },
-  ];
   const rows: (string | number)[][] = [];
-  const firstMaxRetry = new Map<string, number | undefined>();
+  const notes: string[] = [];
   const file = path.join(__dirname, 'upstream-hot-key-worker.ts');
   try {
-    for (const network of networks) {
+    for (const workload of WORKLOADS) {
+      // Fresh processes per workload: calls still retrying after a failing step must not load the next one.
       const children = await Promise.all(
-        Array.from({ length: PROCESSES }, (_, i) => startBenchChild(file, [network.host, network.databaseUrl, `p${i}`], { name: `upstream worker ${i}` })),
+        Array.from({ length: PROCESSES }, (_, i) => startBenchChild(file, [server.host, server.databaseUrl, `p${i}`], { name: `upstream worker ${i}` })),
       );
+      let keptUpTo: number | undefined;
+      let lagging: number | undefined;
+      let maxretryAt: number | undefined;
+      let stuckAt: number | undefined;
       try {
         for (const perSecond of RATES) {
-          // Rotated so no workload always runs first at a rate.
-          for (let j = 0; j < WORKLOADS.length; j++) {
-            const workload = WORKLOADS[(j + RATES.indexOf(perSecond)) % WORKLOADS.length] as Workload;
-            const label = `${network.name}: ${workload.name}`;
-            // Past its first maxretry a workload only drains slower (each failed call ran 25 times): skip it.
-            if (firstMaxRetry.get(label) !== undefined) continue;
-            const reports = await runStep(children, workload, perSecond);
-            if (process.env.UPSTREAM_BENCH_VERBOSE) console.error(network.name, workload.name, perSecond, JSON.stringify(reports.map((r) => ({ ...r, latenciesMs: r.latenciesMs.length }))));
-            rows.push(row(network.name, workload, perSecond, reports));
-            if (!firstMaxRetry.has(label)) firstMaxRetry.set(label, undefined);
-            if (firstMaxRetry.get(label) === undefined && reports.some((r) => r.maxretry > 0)) firstMaxRetry.set(label, perSecond);
-          }
+          const reports = await runStep(children, workload, perSecond);
+          if (process.env.UPSTREAM_BENCH_VERBOSE) console.error(workload.name, perSecond, JSON.stringify(reports.map((r) => ({ ...r, latenciesMs: r.latenciesMs.length }))));
+          rows.push(row(workload, perSecond, reports));
+          const total = (pick: (r: StepReport) => number) => reports.reduce((sum, r) => sum + pick(r), 0);
+          if (total((r) => r.maxretry) > 0) maxretryAt ??= perSecond;
+          if (total((r) => r.unanswered) > 0) stuckAt ??= perSecond;
+          // Kept up: at least 95 % answered by the step's end + 1 s, none failed.
+          const keptUp = total((r) => r.answeredInTime) >= 0.95 * total((r) => r.offered) && maxretryAt === undefined && stuckAt === undefined;
+          if (keptUp && lagging === undefined) keptUpTo = perSecond;
+          else lagging ??= perSecond;
+          // Past maxretry, or calls still retrying, the processes carry the backlog into the next step: stop.
+          if (maxretryAt !== undefined || stuckAt !== undefined) break;
         }
       } finally {
         await Promise.all(children.map((child) => child.stop()));
       }
+      const top = RATES[RATES.length - 1];
+      notes.push(
+        `${workload.name}: kept up to ${keptUpTo ?? 'none'}/s offered; ` +
+          `maxretry ${maxretryAt === undefined ? `never (up to ${stuckAt ?? top}/s)` : `first at ${maxretryAt}/s`}` +
+          (stuckAt === undefined ? '' : `; calls still retrying 10 s after the step at ${stuckAt}/s`),
+      );
     }
   } finally {
     // The test server's process is unref'd (a forgotten close must not hold jest); this process has
     // no other handle left by now, so without one of its own it would exit before the kill is seen.
     const keepAlive = setInterval(() => undefined, 1000);
-    await proxy.close();
     await server.close();
     clearInterval(keepAlive);
   }
-  rows.sort((a, b) => String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1])) || (a[2] as number) - (b[2] as number));
   return {
-    title: `One upstream quota key on RTDB, ${PROCESSES} processes, ${STEP_MS / 1000} s per rate`,
-    columns: ['network', 'workload', 'offered/s', 'answered/s', 'maxretry', 'other errors', 'run/reserved/rejected', 'update runs per txn', 'confirming writes', '% answered locally', 'p50 ms', 'p99 ms'],
+    title: `One upstream quota key on the RTDB test server, ${PROCESSES} processes, ${STEP_MS / 1000} s per rate`,
+    columns: ['workload', 'offered/s', 'answered/s', 'maxretry', 'unanswered', 'other errors', 'run/reserved/rejected', 'update runs per txn', 'confirming writes', '% answered locally', 'p50 ms', 'p99 ms'],
     rows,
-    notes: [...firstMaxRetry.entries()].map(([label, rate]) => `${label}: ${rate === undefined ? `no maxretry up to ${RATES[RATES.length - 1]}/s offered` : `first maxretry at ${rate}/s offered`}`),
+    notes,
   };
 }

@@ -32,12 +32,17 @@ export interface StepReport {
   readonly rejected: number;
   readonly maxretry: number;
   readonly otherErrors: number;
+  /** Neither answered nor failed DRAIN_MS after the step's end (transactions still retrying). */
+  readonly unanswered: number;
   readonly latenciesMs: number[];
   readonly transactions: number;
   readonly updateRuns: number;
   readonly confirmingWrites: number;
   readonly answeredLocally: number;
 }
+
+/** How long after its end a step waits for its last answers. */
+const DRAIN_MS = 10_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -81,11 +86,12 @@ async function step(rtdb: RtdbUpstreamQuotaStore, request: StepRequest, tag: str
     );
     pending.push(call);
   }
-  await Promise.all(pending);
+  await Promise.race([Promise.all(pending), sleep(Math.max(0, endMs + DRAIN_MS - Date.now()))]);
   const after = rtdb.stats;
   return {
     offered: total,
     ...counts,
+    unanswered: total - counts.answered - counts.maxretry - counts.otherErrors,
     latenciesMs,
     transactions: after.transactionsStarted - before.transactionsStarted,
     updateRuns: after.updateRuns - before.updateRuns,

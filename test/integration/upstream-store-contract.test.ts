@@ -115,6 +115,18 @@ describe.each(['memory', 'rtdb', 'redis'] as const)('the %s upstream store', (na
     expect(cached.stats).toEqual({ answeredLocally: 50, forwarded: 5 });
   });
 
+  test('a cold cursor cache under a parallel flood asks the store once, then answers the rest from that answer', async () => {
+    const b = backend(name);
+    const key = freshKey();
+    for (let i = 0; i < 4; i++) await b.store.schedule(key, BASE_MS, caller(600 + i), POLICY);
+    const raw = await b.raw(key);
+    const cold = new CachedUpstreamQuota({ store: b.other, maxStalenessMs: 500 });
+    const flood = await Promise.all(Array.from({ length: 30 }, (_, i) => cold.schedule(key, BASE_MS + 10, caller(700 + i), POLICY)));
+    expect(new Set(flood.map((r) => r.outcome.status))).toEqual(new Set(['rejected']));
+    expect(cold.stats).toEqual({ answeredLocally: 29, forwarded: 1 });
+    expect(await b.raw(key)).toBe(raw);
+  });
+
   test('behind the cursor cache, a holder whose slot was given on another instance after the cached state still runs on time', async () => {
     const b = backend(name);
     const key = freshKey();

@@ -37,7 +37,10 @@ interface Seen {
  * so "the slot is more than maxWaitMs away" stays true. What can turn false
  * meanwhile is a freed entry (a claim, an expiry) or a refunded budget unit,
  * so a cached answer is used for at most `maxStalenessMs`, after which the
- * next call refreshes the cache from the store. A holder whose reservation
+ * next call refreshes the cache from the store; while a store call is in
+ * flight and no fresh state is cached, other calls wait for its answer and
+ * decide on it, so a cold or expired cache under a flood sends one call to
+ * the store, not all of them. A holder whose reservation
  * was made on another instance after the cached state, and who comes back on
  * time, is never rejected here: its slot is at or after the cached cursor,
  * so the cached decision is a run, which goes to the store
@@ -50,6 +53,8 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
   private readonly maxKeys: number;
   /** Map order is recency: the first entry is the least recently seen. */
   private readonly seen = new Map<string, Seen>();
+  /** Per key, the store call whose answer will refresh the cache, while one is in flight. */
+  private readonly refreshing = new Map<string, Promise<void>>();
   private local = 0;
   private forwarded = 0;
 
@@ -71,18 +76,47 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
   }
 
   async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy): Promise<UpstreamScheduled> {
-    const cached = this.seen.get(key);
-    if (cached !== undefined && nowMs - cached.seenAtMs <= this.maxStalenessMs) {
-      const { outcome, next } = scheduleUpstream(cached.state, nowMs, holderIdOf(caller), policy);
-      if (next === null) {
-        this.local++;
-        return { outcome, state: cached.state };
-      }
+    const holder = holderIdOf(caller);
+    let local = this.answer(key, nowMs, holder, policy);
+    const refreshing = this.refreshing.get(key);
+    if (local === undefined && refreshing !== undefined && this.maxStalenessMs > 0 && this.fresh(key, nowMs) === undefined) {
+      // No usable state yet, but a call is already fetching one: wait for it rather than join a
+      // herd of transactions (a cold cache under a flood would send every call to the store).
+      await refreshing;
+      local = this.answer(key, nowMs, holder, policy);
+    }
+    if (local !== undefined) {
+      this.local++;
+      return local;
     }
     this.forwarded++;
-    const result = await this.store.schedule(key, nowMs, caller, policy);
+    const call = this.store.schedule(key, nowMs, caller, policy);
+    if (!this.refreshing.has(key)) {
+      const done = call.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.refreshing.set(key, done);
+      void done.then(() => {
+        if (this.refreshing.get(key) === done) this.refreshing.delete(key);
+      });
+    }
+    const result = await call;
     this.remember(key, result.state, nowMs);
     return result;
+  }
+
+  /** The cached answer when scheduleUpstream on a fresh cached state writes nothing; else undefined. */
+  private answer(key: string, nowMs: number, holder: string, policy: UpstreamPolicy): UpstreamScheduled | undefined {
+    const cached = this.fresh(key, nowMs);
+    if (cached === undefined) return undefined;
+    const { outcome, next } = scheduleUpstream(cached.state, nowMs, holder, policy);
+    return next === null ? { outcome, state: cached.state } : undefined;
+  }
+
+  private fresh(key: string, nowMs: number): Seen | undefined {
+    const cached = this.seen.get(key);
+    return cached !== undefined && nowMs - cached.seenAtMs <= this.maxStalenessMs ? cached : undefined;
   }
 
   close(): Promise<void> {
