@@ -39,8 +39,10 @@ interface Seen {
  * so a cached answer is used for at most `maxStalenessMs`, after which the
  * next call refreshes the cache from the store; while a store call is in
  * flight and no fresh state is cached, other calls wait for its answer and
- * decide on it, so a cold or expired cache under a flood sends one call to
- * the store, not all of them. A holder whose reservation
+ * decide on it (whatever its age: it is at most that call's round trip older
+ * than theirs), so a cold or expired cache under a flood sends one call to
+ * the store, not all of them, even when the store answers slower than
+ * `maxStalenessMs`. A holder whose reservation
  * was made on another instance after the cached state, and who comes back on
  * time, is never rejected here: its slot is at or after the cached cursor,
  * so the cached decision is a run, which goes to the store
@@ -83,7 +85,9 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
       // No usable state yet, but a call is already fetching one: wait for it rather than join a
       // herd of transactions (a cold cache under a flood would send every call to the store).
       await refreshing;
-      local = this.answer(key, nowMs, holder, policy);
+      // What the refresh brought is the newest state there is: at most its round trip older than
+      // this call, however slow the store (else a store slower than maxStalenessMs starts a herd).
+      local = this.answer(key, nowMs, holder, policy, true);
     }
     if (local !== undefined) {
       this.local++;
@@ -107,8 +111,8 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
   }
 
   /** The cached answer when scheduleUpstream on a fresh cached state writes nothing; else undefined. */
-  private answer(key: string, nowMs: number, holder: string, policy: UpstreamPolicy): UpstreamScheduled | undefined {
-    const cached = this.fresh(key, nowMs);
+  private answer(key: string, nowMs: number, holder: string, policy: UpstreamPolicy, anyAge = false): UpstreamScheduled | undefined {
+    const cached = anyAge ? this.seen.get(key) : this.fresh(key, nowMs);
     if (cached === undefined) return undefined;
     const { outcome, next } = scheduleUpstream(cached.state, nowMs, holder, policy);
     return next === null ? { outcome, state: cached.state } : undefined;
