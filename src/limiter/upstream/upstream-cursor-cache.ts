@@ -84,10 +84,11 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
     if (local === undefined && refreshing !== undefined && this.maxStalenessMs > 0 && this.fresh(key, nowMs) === undefined) {
       // No usable state yet, but a call is already fetching one: wait for it rather than join a
       // herd of transactions (a cold cache under a flood would send every call to the store).
+      const before = this.seen.get(key);
       await refreshing;
-      // What the refresh brought is the newest state there is: at most its round trip older than
+      // What the refresh brought (nothing, if it failed) is the newest state there is: at most its round trip older than
       // this call, however slow the store (else a store slower than maxStalenessMs starts a herd).
-      local = this.answer(key, nowMs, holder, policy, true);
+      if (this.seen.get(key) !== before) local = this.answer(key, nowMs, holder, policy, true);
     }
     if (local !== undefined) {
       this.local++;
