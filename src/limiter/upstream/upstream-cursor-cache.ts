@@ -19,6 +19,9 @@ export interface CursorCacheStats {
   readonly forwarded: number;
 }
 
+/** Store answers a call waits for before it asks the store itself. */
+const MAX_WAITS = 8;
+
 interface Seen {
   readonly state: UpstreamState | null;
   readonly seenAtMs: number;
@@ -38,11 +41,12 @@ interface Seen {
  * meanwhile is a freed entry (a claim, an expiry) or a refunded budget unit,
  * so a cached answer is used for at most `maxStalenessMs`, after which the
  * next call refreshes the cache from the store; while a store call is in
- * flight and no fresh state is cached, other calls wait for its answer and
- * decide on it (whatever its age: it is at most that call's round trip older
- * than theirs), so a cold or expired cache under a flood sends one call to
- * the store, not all of them, even when the store answers slower than
- * `maxStalenessMs`. A holder whose reservation
+ * flight, a call the cache cannot answer (no fresh state, or it would
+ * write) waits for that answer and decides on it (whatever its age: it is at
+ * most that call's round trip older than its own), up to MAX_WAITS answers,
+ * so one store call per key is in flight per instance: a cold cache, or the
+ * moment a slot opens, under a flood sends one call to the store, not all of
+ * them, even when the store answers slower than `maxStalenessMs`. A holder whose reservation
  * was made on another instance after the cached state, and who comes back on
  * time, is never rejected here: its slot is at or after the cached cursor,
  * so the cached decision is a run, which goes to the store
@@ -80,15 +84,17 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
   async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy): Promise<UpstreamScheduled> {
     const holder = holderIdOf(caller);
     let local = this.answer(key, nowMs, holder, policy);
-    const refreshing = this.refreshing.get(key);
-    if (local === undefined && refreshing !== undefined && this.maxStalenessMs > 0 && this.fresh(key, nowMs) === undefined) {
-      // No usable state yet, but a call is already fetching one: wait for it rather than join a
-      // herd of transactions (a cold cache under a flood would send every call to the store).
+    // No usable answer here (no fresh state, or one on which this call would write), but a call is
+    // already fetching the store's: wait for it rather than join a herd of transactions, and decide
+    // on what it brought. A cold cache under a flood, and every moment a slot opened, otherwise sent
+    // every call of that round trip to the store. Bounded, so a steady stream of grants cannot starve one.
+    for (let waits = 0; local === undefined && waits < MAX_WAITS && this.maxStalenessMs > 0; waits++) {
+      const refreshing = this.refreshing.get(key);
+      if (refreshing === undefined) break;
       const before = this.seen.get(key);
       await refreshing;
-      // What the refresh brought (nothing, if it failed) is the newest state there is: at most its round trip older than
-      // this call, however slow the store (else a store slower than maxStalenessMs starts a herd).
-      if (this.seen.get(key) !== before) local = this.answer(key, nowMs, holder, policy, true);
+      if (this.seen.get(key) === before) break; // the refresh failed: ask the store
+      local = this.answer(key, nowMs, holder, policy, true);
     }
     if (local !== undefined) {
       this.local++;
