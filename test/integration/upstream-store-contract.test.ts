@@ -127,6 +127,20 @@ describe.each(['memory', 'rtdb', 'redis'] as const)('the %s upstream store', (na
     expect(await b.raw(key)).toBe(raw);
   });
 
+  test('behind the cursor cache, parallel callers who would each take a slot go to the store one at a time, and the rest are answered from what it said', async () => {
+    const b = backend(name);
+    const key = freshKey();
+    const cached = new CachedUpstreamQuota({ store: b.store, maxStalenessMs: 500 });
+    await cached.schedule(key, BASE_MS, caller(800), POLICY);
+    const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => cached.schedule(key, BASE_MS + 1, caller(801 + i), POLICY)));
+    const reserved = outcomes.filter((r) => r.outcome.status === 'reserved').map((r) => (r.outcome as { slotAtMs: number }).slotAtMs);
+    expect(reserved.sort((x, y) => x - y)).toEqual([BASE_MS + 4445, BASE_MS + 9890, BASE_MS + 15_335]);
+    expect(outcomes.filter((r) => r.outcome.status === 'rejected')).toHaveLength(7);
+    // The first run and the three grants went to the store, one after another; the last grant's answer
+    // showed the queue full, so the seven rejections never left the instance.
+    expect(cached.stats).toEqual({ answeredLocally: 7, forwarded: 4 });
+  });
+
   test('behind the cursor cache, a holder whose slot was given on another instance after the cached state still runs on time', async () => {
     const b = backend(name);
     const key = freshKey();
