@@ -33,6 +33,21 @@ const layering = Object.entries(LAYERS).map(([folder, allowed]) => {
   return { files: [`src/${folder}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
 });
 
+/**
+ * The upstream quota's pure core (src/limiter/upstream/) is the scheduler, its
+ * policy, state and port: the stores import it, never the other way round, and
+ * it touches no backend client (docs/adr/0031-upstream-quota-cursor.md).
+ */
+const upstreamCore = {
+  files: ['src/limiter/upstream/**/*.ts'],
+  rules: {
+    'no-restricted-imports': ['error', { patterns: [
+      ...layering.find((entry) => entry.files[0] === 'src/limiter/**/*.ts').rules['no-restricted-imports'][1].patterns,
+      { group: ['../stores/*', '../stores/**', 'firebase-admin', 'firebase-admin/*', 'redis'], message: 'src/limiter/upstream is the pure core of the upstream quota: stores import it, it imports no store or backend client' },
+    ] }],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', '.firelimit/', '.stryker-tmp/', 'reports/'] },
   js.configs.recommended,
@@ -46,11 +61,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/limiter/algorithms/**/*.ts'],
+    files: ['src/limiter/algorithms/**/*.ts', 'src/limiter/upstream/**/*.ts'],
     rules: {
       'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'decisions take nowMs; never read the clock here' }],
       'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date']", message: 'decisions take nowMs; never read the clock here' }],
     },
   },
   ...layering,
+  upstreamCore,
 );

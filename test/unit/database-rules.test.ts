@@ -37,6 +37,8 @@ const paths = [
   '/authFailures',
   '/authFailures/addr:1',
   '/authFailures/addr:1/e',
+  '/upstreamQuota',
+  '/upstreamQuota/upstream',
   '/anything/else',
 ];
 

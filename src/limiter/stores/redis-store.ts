@@ -48,7 +48,8 @@ const RECONNECT_MAX_DELAY_MS = 2000;
 type RedisClient = ReturnType<typeof createClient>;
 type CommandArgs = readonly string[];
 
-interface LuaScript {
+/** One of our scripts: its text, and the SHA1 EVALSHA names it by. */
+export interface LuaScript {
   readonly name: string;
   readonly source: string;
   readonly sha1: string;
@@ -158,6 +159,16 @@ export class RedisWindowStore implements LimitStore {
   async adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
     assertValidAdjustments(policies, adjustments);
     assertAdjustReply(await this.evalScript(SET, adjustCommand(this.keyPrefix, key, nowMs, this.ttlMarginArg, policies, adjustments)), policies);
+  }
+
+  /**
+   * Runs another of our scripts on this connection, with the deadline, the
+   * NOSCRIPT reload and the scrubbed errors every decision gets: stores of
+   * another shape (the upstream quota) share the connection instead of
+   * opening their own. Keys get this store's prefix.
+   */
+  async runScript(script: LuaScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    return this.evalScript(script, ['EVALSHA', script.sha1, String(keys.length), ...keys.map((key) => this.keyPrefix + key), ...args]);
   }
 
   /** One PING on the store's own connection: a cheap probe for outage handling, and the bench's baseline. */

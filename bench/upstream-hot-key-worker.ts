@@ -1,0 +1,129 @@
+import { getDatabase } from 'firebase-admin/database';
+import { RtdbUpstreamQuotaStore } from '../src/limiter/stores/upstream-rtdb-store';
+import { CachedUpstreamQuota } from '../src/limiter/upstream/upstream-cursor-cache';
+import type { UpstreamPolicy } from '../src/limiter/upstream/upstream-policy';
+import type { UpstreamQuotaStore } from '../src/limiter/upstream/upstream-quota-store';
+import type { RtdbTestServer } from '../test/support/rtdb-server';
+import { createAdminApp, deleteAdminApp } from '../test/support/rtdb-server/admin-app';
+
+/**
+ * One of the three processes of `npm run bench -- upstream-hot-key`: its own
+ * firebase-admin client on the shared RTDB test server, offering decisions on
+ * one quota key at a fixed rate (open loop: a call is started on time whether
+ * or not the earlier ones have answered, as independent integrators would).
+ */
+export interface StepRequest {
+  readonly key: string;
+  readonly policy: UpstreamPolicy;
+  readonly cached: boolean;
+  readonly perSecond: number;
+  readonly durationMs: number;
+  /** Epoch ms at which all three processes start offering. */
+  readonly startAtMs: number;
+}
+
+export interface StepReport {
+  readonly offered: number;
+  readonly answered: number;
+  /** Answered before the step's end + 1 s: what the key sustained, not what drained later. */
+  readonly answeredInTime: number;
+  readonly runs: number;
+  readonly reserved: number;
+  readonly rejected: number;
+  readonly maxretry: number;
+  readonly otherErrors: number;
+  /** Neither answered nor failed DRAIN_MS after the step's end (transactions still retrying). */
+  readonly unanswered: number;
+  readonly latenciesMs: number[];
+  readonly transactions: number;
+  readonly updateRuns: number;
+  readonly confirmingWrites: number;
+  readonly answeredLocally: number;
+}
+
+/** How long after its end a step waits for its last answers. */
+const DRAIN_MS = 10_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** firebase's transaction gives up with `new Error('maxretry')` after 25 runs: no code, only that exact message. */
+function isMaxRetry(error: unknown): boolean {
+  return error instanceof Error && error.message === 'maxretry';
+}
+
+async function step(rtdb: RtdbUpstreamQuotaStore, request: StepRequest, tag: string): Promise<StepReport> {
+  const cache = request.cached ? new CachedUpstreamQuota({ store: rtdb, maxStalenessMs: 1000 }) : undefined;
+  const store: UpstreamQuotaStore = cache ?? rtdb;
+  const before = rtdb.stats;
+  const counts = { answered: 0, answeredInTime: 0, runs: 0, reserved: 0, rejected: 0, maxretry: 0, otherErrors: 0 };
+  const latenciesMs: number[] = [];
+  const pending: Promise<void>[] = [];
+  const total = Math.round((request.perSecond * request.durationMs) / 1000);
+  const endMs = request.startAtMs + request.durationMs;
+  await sleep(Math.max(0, request.startAtMs - Date.now()));
+  let started = 0;
+  while (started < total) {
+    const dueMs = request.startAtMs + (started * 1000) / request.perSecond;
+    if (Date.now() < dueMs) {
+      await sleep(Math.min(5, dueMs - Date.now()));
+      continue;
+    }
+    const i = started++;
+    const t0 = performance.now();
+    const call = store.schedule(request.key, Date.now(), { tokenId: `tok_${tag}_${i}`, tool: 'search' }, request.policy).then(
+      ({ outcome }) => {
+        counts.answered++;
+        if (Date.now() <= endMs + 1000) counts.answeredInTime++;
+        latenciesMs.push(performance.now() - t0);
+        if (outcome.status === 'run') counts.runs++;
+        else if (outcome.status === 'reserved') counts.reserved++;
+        else counts.rejected++;
+      },
+      (error: unknown) => {
+        if (isMaxRetry(error)) counts.maxretry++;
+        else counts.otherErrors++;
+      },
+    );
+    pending.push(call);
+  }
+  await Promise.race([Promise.all(pending), sleep(Math.max(0, endMs + DRAIN_MS - Date.now()))]);
+  const after = rtdb.stats;
+  return {
+    offered: total,
+    ...counts,
+    unanswered: total - counts.answered - counts.maxretry - counts.otherErrors,
+    latenciesMs,
+    transactions: after.transactionsStarted - before.transactionsStarted,
+    updateRuns: after.updateRuns - before.updateRuns,
+    confirmingWrites: after.confirmingWrites - before.confirmingWrites,
+    answeredLocally: cache?.stats.answeredLocally ?? 0,
+  };
+}
+
+async function child(host: string, databaseUrl: string, tag: string): Promise<void> {
+  const app = createAdminApp({ host, databaseUrl } as RtdbTestServer);
+  const rtdb = new RtdbUpstreamQuotaStore({ database: getDatabase(app), rootPath: 'benchUpstream' });
+  await getDatabase(app).ref('benchUpstream/warm').set(1);
+  process.send?.({ ready: tag });
+  process.on('message', (message: StepRequest | 'cpu' | 'stop') => {
+    if (message === 'stop') {
+      void rtdb.close().then(() => deleteAdminApp(app)).finally(() => process.exit(0));
+      return;
+    }
+    if (message === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      process.send?.({ cpuUs: user + system });
+      return;
+    }
+    void step(rtdb, message, tag).then((report) => process.send?.(report));
+  });
+}
+
+if (require.main === module) {
+  const [host, databaseUrl, tag] = process.argv.slice(2);
+  if (host === undefined || databaseUrl === undefined || tag === undefined) throw new Error('usage: upstream-hot-key-worker.ts HOST DATABASE_URL TAG');
+  child(host, databaseUrl, tag).catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

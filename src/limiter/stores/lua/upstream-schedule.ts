@@ -1,0 +1,215 @@
+import { createHash } from 'node:crypto';
+import type { UpstreamPolicy } from '../../upstream/upstream-policy';
+import type { UpstreamOutcome, UpstreamRejection } from '../../upstream/upstream-schedule';
+import { parseUpstreamState, type UpstreamState } from '../../upstream/upstream-state';
+
+/**
+ * The Lua twin of scheduleUpstream (upstream/upstream-schedule.ts): the same
+ * parse of the compact state (upstream/upstream-state.ts), the same integer
+ * arithmetic, line for line. test/integration/upstream-lua-twin.test.ts holds
+ * the two together with the shared vectors and a random-sequence property.
+ *
+ * KEYS[1]  the quota key; its value is the compact state
+ * ARGV     nowMs, holder, limit, windowMs, headroomBp, maxWaitMs, dailyBudget,
+ *          graceMs, maxReservations, ttlMarginMs
+ * Reply    {status, detail, slotAtMs, retryAfterMs, value after ('' for none)}
+ *          status 0 run (detail 1 = claimed), 1 reserved, 2 rejected (detail:
+ *          1 daily_budget, 2 max_wait, 3 reservations_full)
+ *
+ * A write's TTL is upstreamStateExpiresAtMs − nowMs + ttlMarginMs (relative
+ * to the caller's clock, as every twin's is), at least 1 ms.
+ */
+export const UPSTREAM_SCHEDULE_SCRIPT = `
+local nowMs = tonumber(ARGV[1])
+local holder = ARGV[2]
+local limit = tonumber(ARGV[3])
+local windowMs = tonumber(ARGV[4])
+local headroomBp = tonumber(ARGV[5])
+local maxWaitMs = tonumber(ARGV[6])
+local dailyBudget = tonumber(ARGV[7])
+local graceMs = tonumber(ARGV[8])
+local maxReservations = tonumber(ARGV[9])
+local ttlMarginMs = tonumber(ARGV[10])
+local DAY_MS = 86400000
+local numerator = windowMs * 10000
+local denominator = limit * headroomBp
+
+local function whole(digits)
+  if not digits or #digits > 16 then
+    return nil
+  end
+  local n = tonumber(digits)
+  if n > 9007199254740991 then
+    return nil
+  end
+  return n
+end
+
+local function split(raw)
+  local parts = {}
+  local pos = 1
+  while true do
+    local at = string.find(raw, ',', pos, true)
+    if not at then
+      parts[#parts + 1] = string.sub(raw, pos)
+      return parts
+    end
+    parts[#parts + 1] = string.sub(raw, pos, at - 1)
+    pos = at + 1
+  end
+end
+
+local function parse(raw)
+  if not raw then
+    return nil
+  end
+  local parts = split(raw)
+  local a, b, c, d = string.match(parts[1], '^(%d+):(%d+):(%d+):(%d+)$')
+  local s = {cursorMs = whole(a), cursorRem = whole(b), day = whole(c), count = whole(d), reservations = {}}
+  if not (s.cursorMs and s.cursorRem and s.day and s.count) then
+    return nil
+  end
+  for i = 2, #parts do
+    local h, slot = string.match(parts[i], '^([%w_%-]+):(%d+)$')
+    local slotAtMs = whole(slot)
+    if not h or #h > 64 or not slotAtMs then
+      return nil
+    end
+    s.reservations[#s.reservations + 1] = {h, slotAtMs}
+  end
+  return s
+end
+
+local function format(s)
+  local out = {string.format('%d:%d:%d:%d', s.cursorMs, s.cursorRem, s.day, s.count)}
+  for _, r in ipairs(s.reservations) do
+    out[#out + 1] = string.format('%s:%d', r[1], r[2])
+  end
+  return table.concat(out, ',')
+end
+
+local function afterOneInterval(ms, rem)
+  local r = rem + numerator
+  local carry = math.floor(r / denominator)
+  return ms + carry, r - carry * denominator
+end
+
+local function ceilMs(ms, rem)
+  if rem > 0 then
+    return ms + 1
+  end
+  return ms
+end
+
+local function dayOf(ms)
+  return math.floor(ms / DAY_MS)
+end
+
+local function expiresAtMs(s)
+  local at = ceilMs(s.cursorMs, s.cursorRem)
+  for _, r in ipairs(s.reservations) do
+    at = math.max(at, r[2] + graceMs + 1)
+  end
+  if dailyBudget > 0 and s.count > 0 then
+    at = math.max(at, (s.day + 1) * DAY_MS)
+  end
+  return at
+end
+
+local raw = redis.call('GET', KEYS[1])
+local s = parse(raw)
+if not s then
+  s = {cursorMs = 0, cursorRem = 0, day = 0, count = 0, reservations = {}}
+end
+
+local function write(next)
+  local value = format(next)
+  local ttl = expiresAtMs(next) - nowMs + ttlMarginMs
+  if ttl < 1 then
+    ttl = 1
+  end
+  redis.call('SET', KEYS[1], value, 'PX', string.format('%d', ttl))
+  return value
+end
+
+local function current()
+  if raw then
+    return raw
+  end
+  return ''
+end
+
+local live = {}
+local count = s.count
+local mine = nil
+for _, r in ipairs(s.reservations) do
+  if nowMs <= r[2] + graceMs then
+    live[#live + 1] = r
+    if mine == nil and r[1] == holder then
+      mine = #live
+    end
+  elseif dayOf(r[2]) == s.day and count > 0 then
+    count = count - 1
+  end
+end
+
+if mine then
+  local slotAtMs = live[mine][2]
+  if nowMs < slotAtMs then
+    return {1, 0, slotAtMs, slotAtMs - nowMs, current()}
+  end
+  table.remove(live, mine)
+  return {0, 1, nowMs, 0, write({cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count, reservations = live})}
+end
+
+local slotAtMs = math.max(ceilMs(s.cursorMs, s.cursorRem), nowMs)
+local slotDay = dayOf(slotAtMs)
+local day = math.max(slotDay, s.day)
+local spent = count
+if slotDay > s.day then
+  spent = 0
+end
+local waitMs = slotAtMs - nowMs
+
+if dailyBudget > 0 and spent >= dailyBudget then
+  return {2, 1, 0, (day + 1) * DAY_MS - nowMs, current()}
+end
+if waitMs > maxWaitMs then
+  return {2, 2, 0, waitMs - maxWaitMs, current()}
+end
+if waitMs == 0 then
+  local cm, cr = afterOneInterval(nowMs, 0)
+  return {0, 0, nowMs, 0, write({cursorMs = cm, cursorRem = cr, day = day, count = spent + 1, reservations = live})}
+end
+if #live > 0 and #live >= maxReservations then
+  return {2, 3, 0, math.max(1, live[1][2] + graceMs + 1 - nowMs), current()}
+end
+local cm, cr = afterOneInterval(slotAtMs + graceMs, 0)
+live[#live + 1] = {holder, slotAtMs}
+return {1, 0, slotAtMs, waitMs, write({cursorMs = cm, cursorRem = cr, day = day, count = spent + 1, reservations = live})}
+`.trim();
+
+export const UPSTREAM_SCHEDULE_SHA1 = createHash('sha1').update(UPSTREAM_SCHEDULE_SCRIPT).digest('hex');
+
+/** The default margin added to every TTL, as the limit stores do. */
+export const DEFAULT_UPSTREAM_TTL_MARGIN_MS = 10_000;
+
+export function upstreamScheduleArgs(nowMs: number, holder: string, policy: UpstreamPolicy, ttlMarginMs = DEFAULT_UPSTREAM_TTL_MARGIN_MS): string[] {
+  return [nowMs, holder, policy.limit, policy.windowMs, policy.headroomBp, policy.maxWaitMs, policy.dailyBudget, policy.graceMs, policy.maxReservations, ttlMarginMs].map(String);
+}
+
+const REJECTIONS: readonly UpstreamRejection[] = ['daily_budget', 'max_wait', 'reservations_full'];
+
+/** The twin's reply as an outcome and the state after; a malformed reply throws a TypeError. */
+export function scheduledFromReply(reply: unknown): { outcome: UpstreamOutcome; state: UpstreamState | null } {
+  if (!Array.isArray(reply) || reply.length !== 5 || !reply.slice(0, 4).every((n) => typeof n === 'number') || typeof reply[4] !== 'string') {
+    throw new TypeError(`unexpected reply from the upstream schedule script: ${JSON.stringify(reply)}`);
+  }
+  const [status, detail, slotAtMs, retryAfterMs, value] = reply as [number, number, number, number, string];
+  const state = value === '' ? null : parseUpstreamState(value);
+  if (status === 0) return { outcome: { status: 'run', claimed: detail === 1 }, state };
+  if (status === 1) return { outcome: { status: 'reserved', slotAtMs, retryAfterMs }, state };
+  const reason = REJECTIONS[detail - 1];
+  if (status !== 2 || reason === undefined) throw new TypeError(`unexpected reply from the upstream schedule script: ${JSON.stringify(reply)}`);
+  return { outcome: { status: 'rejected', reason, retryAfterMs }, state };
+}

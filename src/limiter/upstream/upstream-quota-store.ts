@@ -1,0 +1,33 @@
+import type { BackendName } from '../limit-store';
+import type { UpstreamCaller } from './upstream-holder';
+import type { UpstreamPolicy } from './upstream-policy';
+import type { UpstreamOutcome } from './upstream-schedule';
+import type { UpstreamState } from './upstream-state';
+
+/** What a store answers for one scheduling call. */
+export interface UpstreamScheduled {
+  readonly outcome: UpstreamOutcome;
+  /**
+   * The state of record after the call (null: empty). The cursor cache
+   * (upstream-cursor-cache.ts) answers would-be rejections from it without
+   * asking again; metrics read the day's count from it.
+   */
+  readonly state: UpstreamState | null;
+}
+
+/**
+ * The port the gateway calls for the shared upstream quota: one key per
+ * quota (the upstream, or one tool's own quota), every token on it. A store
+ * only makes the pure scheduleUpstream (upstream-schedule.ts) atomic for that
+ * key: memory (a Map), RTDB (one transaction), Redis (one Lua twin); it
+ * decides nothing itself and never reads the clock.
+ *
+ * `caller` is the verified token id and the tool (upstream-holder.ts); the
+ * store turns it into the holder id, so no caller can name someone else's
+ * reservation.
+ */
+export interface UpstreamQuotaStore {
+  readonly backend: BackendName;
+  schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy): Promise<UpstreamScheduled>;
+  close(): Promise<void>;
+}

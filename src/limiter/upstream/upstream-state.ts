@@ -1,0 +1,64 @@
+/**
+ * The shared upstream quota's stored state: one cursor, a day's count, and
+ * the reservations outstanding. Integers and holder ids only, as one compact
+ * string (the form RTDB, Redis and the Lua twin keep):
+ *
+ *   "cursorMs:cursorRem:day:count" then ",holder:slotAtMs" per reservation
+ *
+ * - cursor = cursorMs + cursorRem / (limit × headroomBp) ms: the earliest
+ *   instant the next slot may be handed out (virtual scheduling, GCRA's TAT);
+ * - day = floor(ms / 86 400 000) of the latest slot handed out (a UTC day),
+ *   count = the slots handed out for that day, less reservations that expired
+ *   unclaimed;
+ * - reservations in the order they were made, which is slot order (the
+ *   cursor only moves forward); at most `maxReservations` of them.
+ *
+ * Junk parses to null (empty), so a hand-edited node never breaks a decision.
+ */
+export interface UpstreamReservation {
+  /** holderIdOf(token id, tool): never the token id itself, never client input. */
+  readonly holder: string;
+  readonly slotAtMs: number;
+}
+
+export interface UpstreamState {
+  readonly cursorMs: number;
+  readonly cursorRem: number;
+  readonly day: number;
+  readonly count: number;
+  readonly reservations: readonly UpstreamReservation[];
+}
+
+/** What a holder id may be: upstream-holder.ts makes 16 base64url characters. */
+export const HOLDER_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const HEAD = /^(\d{1,16}):(\d{1,16}):(\d{1,16}):(\d{1,16})$/;
+const ENTRY = /^([A-Za-z0-9_-]{1,64}):(\d{1,16})$/;
+
+export function formatUpstreamState(state: UpstreamState): string {
+  let value = `${state.cursorMs}:${state.cursorRem}:${state.day}:${state.count}`;
+  for (const r of state.reservations) value += `,${r.holder}:${r.slotAtMs}`;
+  return value;
+}
+
+function safe(digits: string): number | null {
+  const n = Number(digits);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+export function parseUpstreamState(value: string | null): UpstreamState | null {
+  if (value === null) return null;
+  const parts = value.split(',');
+  const head = HEAD.exec(parts[0] ?? '');
+  if (head === null) return null;
+  const numbers = head.slice(1).map(safe);
+  if (numbers.some((n) => n === null)) return null;
+  const [cursorMs, cursorRem, day, count] = numbers as [number, number, number, number];
+  const reservations: UpstreamReservation[] = [];
+  for (const part of parts.slice(1)) {
+    const entry = ENTRY.exec(part);
+    const slotAtMs = entry === null ? null : safe(entry[2] as string);
+    if (entry === null || slotAtMs === null) return null;
+    reservations.push({ holder: entry[1] as string, slotAtMs });
+  }
+  return { cursorMs, cursorRem, day, count, reservations };
+}

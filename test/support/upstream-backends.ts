@@ -1,0 +1,74 @@
+import type { App } from 'firebase-admin/app';
+import { getDatabase } from 'firebase-admin/database';
+import { createClient } from 'redis';
+import type { BackendName } from '../../src/limiter/limit-store';
+import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
+import { MemoryUpstreamQuotaStore } from '../../src/limiter/stores/upstream-memory-store';
+import { RedisUpstreamQuotaStore } from '../../src/limiter/stores/upstream-redis-store';
+import { RtdbUpstreamQuotaStore } from '../../src/limiter/stores/upstream-rtdb-store';
+import type { UpstreamQuotaStore } from '../../src/limiter/upstream/upstream-quota-store';
+import { startRedisServer, type RedisServer } from './redis-server';
+import { rtdbForTests, type RtdbTestServer } from './rtdb-server';
+import { createAdminApp, deleteAdminApp } from './rtdb-server/admin-app';
+
+/**
+ * Every UpstreamQuotaStore on real parts, for the upstream store contract: a
+ * memory store, and an RTDB test server and a redis-server each with two
+ * clients (two instances). Redis TTLs carry an hour of margin: the injected
+ * times lie in the past, so nothing may expire by the real clock mid-test.
+ */
+export interface UpstreamBackend {
+  readonly name: BackendName;
+  readonly store: UpstreamQuotaStore;
+  /** A second client on the same data; the first for memory. */
+  readonly other: UpstreamQuotaStore;
+  /** The key's stored value as the backend holds it, for "nothing written" checks. */
+  raw(key: string): Promise<string | null>;
+}
+
+export interface UpstreamBackends {
+  readonly all: readonly UpstreamBackend[];
+  close(): Promise<void>;
+}
+
+const ROOT = 'upstreamContract';
+const PREFIX = 'contract:';
+const UPSTREAM_PREFIX = 'upstream:';
+
+export async function startUpstreamBackends(): Promise<UpstreamBackends> {
+  const [rtdb, redis]: [RtdbTestServer, RedisServer] = await Promise.all([rtdbForTests(), startRedisServer()]);
+  const apps: App[] = [createAdminApp(rtdb), createAdminApp(rtdb)];
+  const rtdbStores = apps.map((app) => new RtdbUpstreamQuotaStore({ database: getDatabase(app), rootPath: ROOT }));
+  const connections = [0, 1].map(() => new RedisWindowStore({ url: redis.url, keyPrefix: PREFIX }));
+  for (const connection of connections) {
+    if (!(await connection.whenReady(10_000))) throw new Error('redis store did not become ready');
+  }
+  const redisStores = connections.map((connection) => new RedisUpstreamQuotaStore({ redis: connection, keyPrefix: UPSTREAM_PREFIX, ttlMarginMs: 3_600_000 }));
+  const client = createClient({ url: redis.url });
+  await client.connect();
+  const memory = new MemoryUpstreamQuotaStore();
+  const all: UpstreamBackend[] = [
+    { name: 'memory', store: memory, other: memory, raw: async () => null },
+    {
+      name: 'rtdb',
+      store: rtdbStores[0] as UpstreamQuotaStore,
+      other: rtdbStores[1] as UpstreamQuotaStore,
+      raw: async (key) => (await rtdb.read(`${ROOT}/${key}`)) as string | null,
+    },
+    {
+      name: 'redis',
+      store: redisStores[0] as UpstreamQuotaStore,
+      other: redisStores[1] as UpstreamQuotaStore,
+      raw: async (key) => (await client.get(PREFIX + UPSTREAM_PREFIX + key)) as string | null,
+    },
+  ];
+  return {
+    all,
+    async close() {
+      await Promise.all([memory, ...rtdbStores, ...redisStores, ...connections].map((store) => store.close()));
+      await Promise.all(apps.map((app) => deleteAdminApp(app)));
+      client.destroy();
+      await Promise.all([rtdb.close(), redis.close()]);
+    },
+  };
+}

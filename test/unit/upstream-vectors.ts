@@ -1,0 +1,200 @@
+import type { UpstreamPolicy } from '../../src/limiter/upstream/upstream-policy';
+import type { UpstreamOutcome } from '../../src/limiter/upstream/upstream-schedule';
+import type { UpstreamState } from '../../src/limiter/upstream/upstream-state';
+
+/**
+ * The table that holds scheduleUpstream (src/limiter/upstream/) and its Lua
+ * twin (src/limiter/stores/lua/upstream-schedule.ts) together:
+ * test/unit/upstream/upstream-schedule.test.ts runs every row through the
+ * TypeScript function, test/integration/upstream-lua-twin.test.ts through both
+ * it and the script on a real redis-server. Data only; the arithmetic is in
+ * the comments, worked out by hand.
+ */
+export interface UpstreamVector {
+  readonly name: string;
+  readonly state: UpstreamState | null;
+  readonly nowMs: number;
+  readonly holder: string;
+  readonly policy: UpstreamPolicy;
+  readonly outcome: UpstreamOutcome;
+  /** The state written afterwards; null = nothing written. */
+  readonly next: UpstreamState | null;
+}
+
+/** 2023-11-14 22:13:20.123 UTC: day 19675 (19675 × 86 400 000 = 1 699 920 000 000), 6 399 877 ms before the next. */
+const E = 1_700_000_000_123;
+const DAY = 19_675;
+const NEXT_DAY_MS = 1_700_006_400_000;
+const A = 'AAAAAAAAAAAAAAAA';
+const B = 'BBBBBBBBBBBBBBBB';
+const C = 'CCCCCCCCCCCCCCCC';
+const D = 'DDDDDDDDDDDDDDDD';
+
+/**
+ * 15 a minute at headroom 0.9: T = 60 000 × 10 000 / (15 × 9000) = 600 000 000 / 135 000 ms
+ * = 4444 ms and 60 000 / 135 000 (4444 × 135 000 = 599 940 000). One interval after a whole
+ * ms t is { t + 4444, rem 60 000 }, whose first whole ms is t + 4445.
+ */
+const P: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100 };
+
+/** After A ran at E. */
+const AFTER_RUN: UpstreamState = { cursorMs: E + 4444, cursorRem: 60_000, day: DAY, count: 1, reservations: [] };
+/** Then B, same ms: slot E + 4445, claimable until E + 5445, cursor E + 5445 + T = { E + 9889, 60 000 }. */
+const B_RESERVED: UpstreamState = { cursorMs: E + 9889, cursorRem: 60_000, day: DAY, count: 2, reservations: [{ holder: B, slotAtMs: E + 4445 }] };
+/** Then C, same ms: slot E + 9890, cursor E + 10 890 + T = { E + 15 334, 60 000 }. */
+const BC_RESERVED: UpstreamState = {
+  cursorMs: E + 15_334,
+  cursorRem: 60_000,
+  day: DAY,
+  count: 3,
+  reservations: [
+    { holder: B, slotAtMs: E + 4445 },
+    { holder: C, slotAtMs: E + 9890 },
+  ],
+};
+
+export const UPSTREAM_VECTORS: readonly UpstreamVector[] = [
+  {
+    name: 'the first caller on an empty key runs now; the cursor moves one interval on',
+    state: null, nowMs: E, holder: A, policy: P,
+    outcome: { status: 'run', claimed: false },
+    next: AFTER_RUN,
+  },
+  {
+    name: 'a second caller in the same millisecond is given the next slot, one interval (rounded up to a whole ms) later',
+    state: AFTER_RUN, nowMs: E, holder: B, policy: P,
+    outcome: { status: 'reserved', slotAtMs: E + 4445, retryAfterMs: 4445 },
+    next: B_RESERVED,
+  },
+  {
+    name: 'a third caller in the same millisecond queues after the second one\'s grace',
+    state: B_RESERVED, nowMs: E, holder: C, policy: P,
+    outcome: { status: 'reserved', slotAtMs: E + 9890, retryAfterMs: 9890 },
+    next: BC_RESERVED,
+  },
+  {
+    name: 'a holder back early is told its own slot again, and nothing is written',
+    state: B_RESERVED, nowMs: E + 2000, holder: B, policy: P,
+    outcome: { status: 'reserved', slotAtMs: E + 4445, retryAfterMs: 2445 },
+    next: null,
+  },
+  {
+    name: 'a matured reservation runs at its slot without taking a new one',
+    state: B_RESERVED, nowMs: E + 4445, holder: B, policy: P,
+    outcome: { status: 'run', claimed: true },
+    next: { cursorMs: E + 9889, cursorRem: 60_000, day: DAY, count: 2, reservations: [] },
+  },
+  {
+    name: 'a reservation can still be claimed at the last ms of its grace',
+    state: BC_RESERVED, nowMs: E + 5445, holder: B, policy: P,
+    outcome: { status: 'run', claimed: true },
+    next: { cursorMs: E + 15_334, cursorRem: 60_000, day: DAY, count: 3, reservations: [{ holder: C, slotAtMs: E + 9890 }] },
+  },
+  {
+    name: 'one ms after its grace the reservation has expired: its slot is lost, its budget unit given back, and the holder queues afresh',
+    // count 2 − 1 (B expired) + 1 (B's new slot at the cursor, E + 9890); cursor E + 10 890 + T.
+    state: B_RESERVED, nowMs: E + 5446, holder: B, policy: P,
+    outcome: { status: 'reserved', slotAtMs: E + 9890, retryAfterMs: 4444 },
+    next: { cursorMs: E + 15_334, cursorRem: 60_000, day: DAY, count: 2, reservations: [{ holder: B, slotAtMs: E + 9890 }] },
+  },
+  {
+    name: 'someone else\'s matured reservation is not the caller\'s: it queues at the cursor',
+    state: B_RESERVED, nowMs: E + 4445, holder: C, policy: P,
+    outcome: { status: 'reserved', slotAtMs: E + 9890, retryAfterMs: 5445 },
+    next: BC_RESERVED,
+  },
+  {
+    name: 'a slot farther than maxWaitMs is rejected, retryable exactly when it comes within reach, and nothing is written',
+    // slot E + 9890 is 9890 away; within 5000 from E + 4890 on.
+    state: B_RESERVED, nowMs: E, holder: C, policy: { ...P, maxWaitMs: 5000 },
+    outcome: { status: 'rejected', reason: 'max_wait', retryAfterMs: 4890 },
+    next: null,
+  },
+  {
+    name: 'with the day\'s budget spent, a caller is rejected until the next UTC day',
+    state: B_RESERVED, nowMs: E, holder: C, policy: { ...P, dailyBudget: 2 },
+    outcome: { status: 'rejected', reason: 'daily_budget', retryAfterMs: NEXT_DAY_MS - E },
+    next: null,
+  },
+  {
+    name: 'the budget starts again on the next UTC day',
+    state: { cursorMs: E, cursorRem: 0, day: DAY, count: 2, reservations: [] }, nowMs: NEXT_DAY_MS, holder: C, policy: { ...P, dailyBudget: 2 },
+    outcome: { status: 'run', claimed: false },
+    next: { cursorMs: NEXT_DAY_MS + 4444, cursorRem: 60_000, day: DAY + 1, count: 1, reservations: [] },
+  },
+  {
+    name: 'an expired reservation gives its unit back to a spent budget, so the next caller fits',
+    state: B_RESERVED, nowMs: E + 5446, holder: C, policy: { ...P, dailyBudget: 2 },
+    outcome: { status: 'reserved', slotAtMs: E + 9890, retryAfterMs: 4444 },
+    next: { cursorMs: E + 15_334, cursorRem: 60_000, day: DAY, count: 2, reservations: [{ holder: C, slotAtMs: E + 9890 }] },
+  },
+  {
+    name: 'at the cap of outstanding reservations a caller who would wait is rejected until the earliest one is surely gone',
+    // B's slot E + 4445 expires after E + 5445: 5446 ms from E.
+    state: BC_RESERVED, nowMs: E, holder: D, policy: { ...P, maxReservations: 2 },
+    outcome: { status: 'rejected', reason: 'reservations_full', retryAfterMs: 5446 },
+    next: null,
+  },
+  {
+    name: 'at the cap, a caller whose slot is now still runs: a run adds no reservation',
+    state: { ...BC_RESERVED, cursorMs: E, cursorRem: 0, reservations: BC_RESERVED.reservations }, nowMs: E + 5000, holder: D, policy: { ...P, maxReservations: 2 },
+    outcome: { status: 'run', claimed: false },
+    next: { cursorMs: E + 9444, cursorRem: 60_000, day: DAY, count: 4, reservations: BC_RESERVED.reservations },
+  },
+  {
+    name: 'a clock behind the cursor is told to wait for the slot, never run early',
+    state: AFTER_RUN, nowMs: E - 3000, holder: B, policy: P,
+    outcome: { status: 'reserved', slotAtMs: E + 4445, retryAfterMs: 7445 },
+    next: B_RESERVED,
+  },
+  {
+    name: 'a holder whose clock is behind its slot is told to wait the rest',
+    state: B_RESERVED, nowMs: E + 4000, holder: B, policy: P,
+    outcome: { status: 'reserved', slotAtMs: E + 4445, retryAfterMs: 445 },
+    next: null,
+  },
+  {
+    name: 'a cursor long past runs the caller now, from now (idle time is not banked)',
+    state: { cursorMs: E - 100_000, cursorRem: 5, day: DAY, count: 7, reservations: [] }, nowMs: E, holder: A, policy: P,
+    outcome: { status: 'run', claimed: false },
+    next: { cursorMs: E + 4444, cursorRem: 60_000, day: DAY, count: 8, reservations: [] },
+  },
+  {
+    name: 'headroom 1 and a whole-ms interval: 2/s is one slot every 500 ms, after the 1000 ms grace',
+    state: { cursorMs: E + 500, cursorRem: 0, day: DAY, count: 1, reservations: [] }, nowMs: E, holder: B,
+    policy: { ...P, limit: 2, windowMs: 1000, headroomBp: 10_000 },
+    outcome: { status: 'reserved', slotAtMs: E + 500, retryAfterMs: 500 },
+    next: { cursorMs: E + 2000, cursorRem: 0, day: DAY, count: 2, reservations: [{ holder: B, slotAtMs: E + 500 }] },
+  },
+  {
+    name: 'grace 0: the next slot is one interval after the reservation, and it expires the ms after its slot',
+    // cursor E + 4445 + T = { E + 8889, 60 000 }; at E + 4446 B has expired (count 2 − 1 = 1) and C takes E + 8890.
+    state: { cursorMs: E + 8889, cursorRem: 60_000, day: DAY, count: 2, reservations: [{ holder: B, slotAtMs: E + 4445 }] }, nowMs: E + 4446, holder: C,
+    policy: { ...P, graceMs: 0 },
+    outcome: { status: 'reserved', slotAtMs: E + 8890, retryAfterMs: 4444 },
+    next: { cursorMs: E + 13_334, cursorRem: 60_000, day: DAY, count: 2, reservations: [{ holder: C, slotAtMs: E + 8890 }] },
+  },
+  {
+    name: 'a slot exactly maxWaitMs away is still handed out',
+    state: B_RESERVED, nowMs: E + 4890, holder: C, policy: { ...P, maxWaitMs: 5000 },
+    outcome: { status: 'reserved', slotAtMs: E + 9890, retryAfterMs: 5000 },
+    next: BC_RESERVED,
+  },
+  {
+    name: 'a slot that falls on the next UTC day is counted against that day, though today\'s budget is spent',
+    // Today's 5 are spent; at 23:59:58 the cursor is 4445 ms into tomorrow, so C's slot is tomorrow's first.
+    state: { cursorMs: NEXT_DAY_MS + 4444, cursorRem: 60_000, day: DAY, count: 5, reservations: [{ holder: B, slotAtMs: NEXT_DAY_MS - 1000 }] },
+    nowMs: NEXT_DAY_MS - 2000, holder: C, policy: { ...P, dailyBudget: 5 },
+    outcome: { status: 'reserved', slotAtMs: NEXT_DAY_MS + 4445, retryAfterMs: 6445 },
+    next: {
+      cursorMs: NEXT_DAY_MS + 5445 + 4444,
+      cursorRem: 60_000,
+      day: DAY + 1,
+      count: 1,
+      reservations: [
+        { holder: B, slotAtMs: NEXT_DAY_MS - 1000 },
+        { holder: C, slotAtMs: NEXT_DAY_MS + 4445 },
+      ],
+    },
+  },
+];

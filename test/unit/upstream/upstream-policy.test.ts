@@ -1,0 +1,60 @@
+import { resolveUpstreamPolicy, type UpstreamPolicyOptions } from '../../../src/limiter/upstream/upstream-policy';
+import { holderIdOf } from '../../../src/limiter/upstream/upstream-holder';
+import { formatUpstreamState, parseUpstreamState } from '../../../src/limiter/upstream/upstream-state';
+import fc from 'fast-check';
+
+describe('resolveUpstreamPolicy', () => {
+  test('defaults: headroom 0.9, 60 s of wait, no daily budget, 1 s of grace, 100 reservations', () => {
+    expect(resolveUpstreamPolicy({ limit: 15, windowMs: 60_000 })).toEqual({
+      limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100,
+    });
+  });
+  test('headroom is kept exactly in basis points', () => {
+    expect(resolveUpstreamPolicy({ limit: 2, windowMs: 1000, headroom: 0.9375 }).headroomBp).toBe(9375);
+    expect(resolveUpstreamPolicy({ limit: 2, windowMs: 1000, headroom: 1 }).headroomBp).toBe(10_000);
+  });
+  test.each<[string, UpstreamPolicyOptions, RegExp]>([
+    ['a headroom of 0', { limit: 1, windowMs: 1000, headroom: 0 }, /headroom must be a fraction in \(0, 1\]/],
+    ['a headroom above 1', { limit: 1, windowMs: 1000, headroom: 1.1 }, /headroom must be a fraction/],
+    ['a headroom with 5 decimals', { limit: 1, windowMs: 1000, headroom: 0.12345 }, /at most 4 decimals/],
+    ['a fractional limit', { limit: 1.5, windowMs: 1000 }, /limit must be an integer in \[1, 1000000\]/],
+    ['a window over a day', { limit: 1, windowMs: 86_400_001 }, /windowMs must be an integer in \[1, 86400000\]/],
+    ['a negative wait', { limit: 1, windowMs: 1000, maxWaitMs: -1 }, /maxWaitMs must be an integer/],
+    ['a daily budget of 0 (leave it out for none)', { limit: 1, windowMs: 1000, dailyBudget: 0 }, /dailyBudget must be an integer in \[1,/],
+    ['more than 1000 reservations', { limit: 1, windowMs: 1000, maxReservations: 1001 }, /maxReservations must be an integer in \[1, 1000\]/],
+  ])('refuses %s, naming the field', (_name, options, message) => {
+    expect(() => resolveUpstreamPolicy(options)).toThrow(message);
+  });
+});
+
+describe('holderIdOf', () => {
+  test('16 base64url characters, the same for the same token and tool', () => {
+    const id = holderIdOf({ tokenId: 'tok_3kq9x2m1c0vd7z4a', tool: 'search' });
+    expect(id).toMatch(/^[A-Za-z0-9_-]{16}$/);
+    expect(holderIdOf({ tokenId: 'tok_3kq9x2m1c0vd7z4a', tool: 'search' })).toBe(id);
+  });
+  test('another tool or another token is another holder, and the split between them cannot be moved', () => {
+    const base = holderIdOf({ tokenId: 'a', tool: 'bc' });
+    expect(holderIdOf({ tokenId: 'a', tool: 'bd' })).not.toBe(base);
+    expect(holderIdOf({ tokenId: 'ab', tool: 'c' })).not.toBe(base);
+  });
+});
+
+describe('the compact state', () => {
+  const stateArb = fc.record({
+    cursorMs: fc.maxSafeNat(),
+    cursorRem: fc.nat(),
+    day: fc.nat(1_000_000),
+    count: fc.nat(),
+    reservations: fc.array(fc.record({ holder: fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), slotAtMs: fc.maxSafeNat() }), { maxLength: 5 }),
+  });
+  test('reads back exactly what it wrote', () => {
+    fc.assert(fc.property(stateArb, (state) => expect(parseUpstreamState(formatUpstreamState(state))).toEqual(state)));
+  });
+  test.each(['', 'junk', '1:2:3', '1:2:3:4,', '1:2:3:4,,x:1', '1:2:3:4,x', '1:2:3:4,x:-1', '-1:2:3:4', '99999999999999999:0:0:0', '1:2:3:4,a.b:1', '1:2:3:9007199254740993'])(
+    '%j is junk: no state',
+    (value) => {
+      expect(parseUpstreamState(value)).toBeNull();
+    },
+  );
+});

@@ -1,0 +1,190 @@
+import fc from 'fast-check';
+import { DAY_MS, intervalOf, type UpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
+import { scheduleUpstream, upstreamStateExpiresAtMs, type UpstreamOutcome } from '../../../src/limiter/upstream/upstream-schedule';
+import type { UpstreamState } from '../../../src/limiter/upstream/upstream-state';
+import { UPSTREAM_VECTORS } from '../upstream-vectors';
+
+describe('scheduleUpstream: table', () => {
+  test.each(UPSTREAM_VECTORS.map((v) => [v.name, v] as const))('%s', (_name, v) => {
+    const result = scheduleUpstream(v.state, v.nowMs, v.holder, v.policy);
+    expect(result.outcome).toEqual(v.outcome);
+    expect(result.next).toEqual(v.next);
+  });
+});
+
+// ---------------------------------------------------------------- properties
+
+const HOLDERS = ['h0h0h0h0h0h0h0h0', 'h1h1h1h1h1h1h1h1', 'h2h2h2h2h2h2h2h2', 'h3h3h3h3h3h3h3h3', 'h4h4h4h4h4h4h4h4', 'h5h5h5h5h5h5h5h5'];
+
+const policyArb: fc.Arbitrary<UpstreamPolicy> = fc.record({
+  limit: fc.integer({ min: 1, max: 30 }),
+  windowMs: fc.constantFrom(1000, 7000, 60_000),
+  headroomBp: fc.constantFrom(10_000, 9000, 7777, 5000),
+  maxWaitMs: fc.integer({ min: 0, max: 40_000 }),
+  dailyBudget: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 12 })),
+  graceMs: fc.integer({ min: 0, max: 3000 }),
+  maxReservations: fc.integer({ min: 1, max: 5 }),
+});
+
+/**
+ * One call: a holder, and when. `back` returns to the holder's own slot
+ * (if it has one) `latenessMs` after it, which may be early (negative) or
+ * past its grace; otherwise the clock moves by `stepMs`, which may step back
+ * a little (an instance whose clock is behind).
+ */
+const opArb = fc.record({
+  holder: fc.integer({ min: 0, max: HOLDERS.length - 1 }),
+  back: fc.boolean(),
+  latenessMs: fc.integer({ min: -500, max: 4000 }),
+  stepMs: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 0, max: 3000 }) }, { weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: -2000, max: -1 }) }, { weight: 1, arbitrary: fc.integer({ min: 3001, max: 90_000 }) }),
+});
+
+type Op = { holder: number; back: boolean; latenessMs: number; stepMs: number };
+
+interface Step {
+  readonly nowMs: number;
+  readonly holder: string;
+  readonly before: UpstreamState | null;
+  readonly outcome: UpstreamOutcome;
+  readonly wrote: boolean;
+  /** The holder's slot before the call, as the outcomes told it. */
+  readonly heldSlotAtMs: number | undefined;
+  /** The latest clock any earlier call had: one past a slot's grace may already have expired it. */
+  readonly latestEarlierMs: number;
+}
+
+/** Folds the calls through scheduleUpstream, and what each holder was told, side by side. */
+function run(policy: UpstreamPolicy, startMs: number, ops: readonly Op[]): { steps: Step[]; runs: { atMs: number; slotAtMs: number }[]; final: UpstreamState | null } {
+  let state: UpstreamState | null = null;
+  let clockMs = startMs;
+  const told = new Map<string, number>();
+  const steps: Step[] = [];
+  const runs: { atMs: number; slotAtMs: number }[] = [];
+  let latestMs = Number.NEGATIVE_INFINITY;
+  for (const op of ops) {
+    const holder = HOLDERS[op.holder] as string;
+    const held = told.get(holder);
+    const nowMs = op.back && held !== undefined ? Math.max(0, held + op.latenessMs) : (clockMs = Math.max(0, clockMs + op.stepMs));
+    const { outcome, next } = scheduleUpstream(state, nowMs, holder, policy);
+    steps.push({ nowMs, holder, before: state, outcome, wrote: next !== null, heldSlotAtMs: held, latestEarlierMs: latestMs });
+    latestMs = Math.max(latestMs, nowMs);
+    if (outcome.status === 'run') {
+      runs.push({ atMs: nowMs, slotAtMs: outcome.claimed && held !== undefined ? held : nowMs });
+      told.delete(holder);
+    } else if (outcome.status === 'reserved') {
+      told.set(holder, outcome.slotAtMs);
+    } else if (held !== undefined && nowMs > held + policy.graceMs) {
+      told.delete(holder);
+    }
+    if (next !== null) state = next;
+  }
+  return { steps, runs, final: state };
+}
+
+const startArb = fc.oneof(fc.integer({ min: 0, max: 4_000_000_000_000 }), fc.integer({ min: 1_700_006_400_000 - 60_000, max: 1_700_006_400_000 }));
+const opsArb = fc.array(opArb, { minLength: 1, maxLength: 40 });
+
+describe('scheduleUpstream: properties', () => {
+  test('no two runs are closer than the interval after headroom, whatever the callers, their lateness and their clocks', () => {
+    fc.assert(
+      fc.property(policyArb, startArb, opsArb, (policy, startMs, ops) => {
+        const { numerator, denominator } = intervalOf(policy);
+        const times = run(policy, startMs, ops).runs.map((r) => r.atMs).sort((a, b) => a - b);
+        for (let i = 1; i < times.length; i++) {
+          // (b − a) ≥ numerator / denominator, on integers.
+          const gapMs = (times[i] as number) - (times[i - 1] as number);
+          expect({ gapMs, ok: gapMs * denominator >= numerator }).toEqual({ gapMs, ok: true });
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  test('a holder who returns at or after its slot and within grace runs on it, once; earlier it is told the same slot and nothing is written', () => {
+    fc.assert(
+      fc.property(policyArb, startArb, opsArb, (policy, startMs, ops) => {
+        for (const step of run(policy, startMs, ops).steps) {
+          const slot = step.heldSlotAtMs;
+          // Unless a call whose clock was already past the grace saw the reservation expire.
+          if (slot === undefined || step.nowMs > slot + policy.graceMs || step.latestEarlierMs > slot + policy.graceMs) continue;
+          if (step.nowMs >= slot) expect(step.outcome).toEqual({ status: 'run', claimed: true });
+          else expect({ outcome: step.outcome, wrote: step.wrote }).toEqual({ outcome: { status: 'reserved', slotAtMs: slot, retryAfterMs: slot - step.nowMs }, wrote: false });
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  test('a caller who holds nothing never runs on a claim, and a claimed slot is never claimed again', () => {
+    fc.assert(
+      fc.property(policyArb, startArb, opsArb, (policy, startMs, ops) => {
+        for (const step of run(policy, startMs, ops).steps) {
+          if (step.outcome.status === 'run' && step.outcome.claimed) expect(step.heldSlotAtMs).toBeDefined();
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('a rejection writes nothing; reservations never pass the cap; at most one per holder', () => {
+    fc.assert(
+      fc.property(policyArb, startArb, opsArb, (policy, startMs, ops) => {
+        const { steps, final } = run(policy, startMs, ops);
+        for (const step of steps) if (step.outcome.status === 'rejected') expect(step.wrote).toBe(false);
+        for (const step of [...steps.map((s) => s.before), final]) {
+          const holders = step?.reservations.map((r) => r.holder) ?? [];
+          expect(holders.length).toBeLessThanOrEqual(policy.maxReservations);
+          expect(new Set(holders).size).toBe(holders.length);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('runs per UTC day (of their slot) never pass the daily budget', () => {
+    fc.assert(
+      fc.property(policyArb, startArb, opsArb, (policy, startMs, ops) => {
+        fc.pre(policy.dailyBudget > 0);
+        const perDay = new Map<number, number>();
+        for (const r of run(policy, startMs, ops).runs) {
+          const day = Math.floor(r.slotAtMs / DAY_MS);
+          perDay.set(day, (perDay.get(day) ?? 0) + 1);
+        }
+        for (const count of perDay.values()) expect(count).toBeLessThanOrEqual(policy.dailyBudget);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  test('a new caller rejected for the wait is still rejected for it 1 ms before retryAfterMs and not at it; one rejected for the budget is not at it', () => {
+    fc.assert(
+      fc.property(policyArb, startArb, opsArb, (policy, startMs, ops) => {
+        for (const step of run(policy, startMs, ops).steps) {
+          const { outcome } = step;
+          if (outcome.status !== 'rejected' || outcome.reason === 'reservations_full' || step.heldSlotAtMs !== undefined) continue;
+          const again = (atMs: number) => scheduleUpstream(step.before, atMs, step.holder, policy).outcome;
+          // The budget may come back sooner (an expired reservation gives its unit back): a bound, not exact.
+          if (outcome.reason === 'max_wait') {
+            const before = again(step.nowMs + outcome.retryAfterMs - 1);
+            expect(before.status === 'rejected' && before.reason === outcome.reason).toBe(true);
+          }
+          const at = again(step.nowMs + outcome.retryAfterMs);
+          expect(at.status === 'rejected' && at.reason === outcome.reason).toBe(false);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('from upstreamStateExpiresAtMs on, a state answers a new caller as no state does', () => {
+    fc.assert(
+      fc.property(policyArb, startArb, opsArb, fc.nat(100_000), (policy, startMs, ops, laterMs) => {
+        const { final } = run(policy, startMs, ops);
+        fc.pre(final !== null);
+        const atMs = upstreamStateExpiresAtMs(final as UpstreamState, policy) + laterMs;
+        expect(scheduleUpstream(final, atMs, 'newcomer-newcomer', policy).outcome).toEqual(scheduleUpstream(null, atMs, 'newcomer-newcomer', policy).outcome);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
