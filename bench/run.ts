@@ -25,6 +25,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'admission', file: 'admission-bench', exportName: 'runAdmissionBench' },
   { name: 'attack', file: 'attack-bench', exportName: 'runAttackBench' },
   { name: 'algorithms', file: 'algorithms-bench', exportName: 'runAlgorithmsBench' },
+  { name: 'mcp-call', file: 'mcp-call-bench', exportName: 'runMcpCallBench' },
 ];
 
 type Runner = () => Promise<BenchTable>;

@@ -1,31 +1,52 @@
-import { WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpServer } from '@modelcontextprotocol/server';
+import type { AuthInfo, JSONRPCNotification, JSONRPCRequest, McpServer } from '@modelcontextprotocol/server';
 import { readsResource, withResourceNotFound2025 } from './resource-not-found';
+import { SharedServerTransport, type JsonRpcAnswer } from './shared-server-transport';
 
-/** The Accept the SDK's 2025 transport insists on; the protocol check has already made sure the client takes JSON. */
-export const LEGACY_TRANSPORT_ACCEPT = 'application/json, text/event-stream';
+/** What a 2025-era POST is answered with: a JSON body (one answer, or a batch of them), or 202 when it carried no request. */
+export type LegacyAnswer = { readonly status: 200; readonly body: JsonRpcAnswer | JsonRpcAnswer[] } | { readonly status: 202 };
 
 /**
- * One 2025-era exchange on a lent server: the SDK's own stateless transport
- * (no session id) with JSON answers, never an SSE stream. Closing the
- * transport afterwards is what hands the server back to its pool. An unknown
+ * The 2025 era (initialize handshake, 2025-03-26 .. 2025-11-25) on one server
+ * built and connected once, at boot. The SDK keeps the era as instance state,
+ * and for 2025-era traffic it is the same for every caller (no version in
+ * that range changes the wire shape), so one instance serves all of them;
+ * what differs per call, the caller's token and decision, travels with the
+ * request (./call-context).
+ *
+ * The checks the SDK's per-request HTTP transport would make (Accept,
+ * Content-Type, JSON-RPC shape, batch size, one initialize per batch, the
+ * protocol-version header) are made before the limiter, stricter, by
+ * src/http; what reaches this is a shape-checked message or batch. An unknown
  * resource is answered with the 2025 specs' -32002 (./resource-not-found).
  */
-export async function serveLegacyExchange(
-  server: McpServer,
-  request: Request,
-  parsedBody: unknown,
-  authInfo: AuthInfo,
-  onerror: (error: Error) => void,
-): Promise<Response> {
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  transport.onerror = onerror;
-  try {
-    await server.connect(transport);
-    const response = await transport.handleRequest(request, { parsedBody, authInfo });
-    if (!readsResource(parsedBody) || response.status !== 200) return response;
-    const answer = withResourceNotFound2025(await response.json());
-    return Response.json(answer, { status: response.status, headers: response.headers });
-  } finally {
-    await transport.close();
+export class LegacyExchange {
+  private readonly transport = new SharedServerTransport();
+
+  private constructor(private readonly server: McpServer) {}
+
+  static async connect(server: McpServer, onerror: (error: Error) => void): Promise<LegacyExchange> {
+    const exchange = new LegacyExchange(server);
+    exchange.transport.onerror = onerror;
+    await server.connect(exchange.transport);
+    return exchange;
+  }
+
+  async answer(body: unknown, authInfo: AuthInfo, signal: AbortSignal): Promise<LegacyAnswer> {
+    const messages: readonly unknown[] = Array.isArray(body) ? body : [body];
+    const answers: Promise<JsonRpcAnswer | undefined>[] = [];
+    for (const message of messages) {
+      const m = message as { method?: unknown; id?: unknown };
+      if (typeof m.method !== 'string') continue; // a posted response: no request of ours is waiting for it
+      if (m.id === undefined) this.transport.notify(message as JSONRPCNotification, authInfo);
+      else answers.push(this.transport.request(message as JSONRPCRequest, authInfo, signal));
+    }
+    if (answers.length === 0) return { status: 202 };
+    const settled = (await Promise.all(answers)).filter((a): a is JsonRpcAnswer => a !== undefined);
+    const fixed = readsResource(body) ? (withResourceNotFound2025(settled) as JsonRpcAnswer[]) : settled;
+    return { status: 200, body: Array.isArray(body) ? fixed : (fixed[0] as JsonRpcAnswer) };
+  }
+
+  async close(): Promise<void> {
+    await this.server.close();
   }
 }

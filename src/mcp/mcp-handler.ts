@@ -8,7 +8,7 @@ import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { buildMcpServer } from './build-mcp-server';
 import { authInfoFor } from './call-context';
-import { LEGACY_TRANSPORT_ACCEPT, serveLegacyExchange } from './legacy-exchange';
+import { LegacyExchange } from './legacy-exchange';
 import { McpServerPool } from './mcp-server-pool';
 import type { ToolContext, ToolDefinition } from './tool-registry';
 import { tools as defaultTools } from './tools';
@@ -38,23 +38,25 @@ export interface McpHandler extends RequestHandler {
  *
  * - 2026-07-28 (`server/discover`, a `_meta` envelope on every request): the
  *   SDK's own `createMcpHandler`, modern-only, with its full validation ladder.
- * - 2025-03-26 .. 2025-11-25 (initialize handshake): the SDK's stateless
- *   transport per request, answering JSON.
+ * - 2025-03-26 .. 2025-11-25 (initialize handshake): one server, built and
+ *   connected at boot, answering every caller (./legacy-exchange), JSON.
  *
- * Servers are built once and pooled per era (./mcp-server-pool); each call's
- * token and decision reach the tools through the request's AuthInfo
- * (./call-context), never through the server.
+ * Nothing is built per request: the 2025 server once, the 2026 servers once
+ * each and pooled (./mcp-server-pool; the SDK's entry needs an unconnected
+ * server per exchange). Each call's token and decision reach the tools
+ * through the request's AuthInfo (./call-context), never through the server.
  */
 export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   const tools = options.tools ?? defaultTools;
   const build = () => buildMcpServer(options.config, tools, options.logger);
-  const legacyPool = new McpServerPool(build);
   const modernPool = new McpServerPool(build);
   const onerror = (error: Error): void => {
     // The SDK reports requests it rejects (a bad header, an unknown revision) here; its text is its own, never the caller's secret.
     options.logger.debug('MCP transport rejected a request', { event: 'mcp.transport_error', error: error.message });
   };
   const modern = createSdkMcpHandler(() => modernPool.acquire(), { legacy: 'reject', onerror });
+  // Connecting our own transport completes at once; the promise is kept so no request can overtake it.
+  const legacy = LegacyExchange.connect(build(), onerror);
 
   const handler = async function mcpHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
     const token = tokenOf(res);
@@ -73,11 +75,14 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     });
 
     try {
-      const response =
-        era === 'modern'
-          ? await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: req.body })
-          : await serveLegacyExchange(legacyPool.acquire(), webRequestOf(req, abort.signal, LEGACY_TRANSPORT_ACCEPT), req.body, authInfo, onerror);
-      await sendWebResponse(res, response);
+      if (era === 'modern') {
+        await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: req.body }));
+        return;
+      }
+      const answer = await (await legacy).answer(req.body, authInfo, abort.signal);
+      if (abort.signal.aborted) return;
+      if (answer.status === 202) res.status(202).end();
+      else res.status(200).json(answer.body);
     } catch (error) {
       if (res.headersSent) {
         res.destroy();
@@ -86,5 +91,5 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       next(error);
     }
   };
-  return Object.assign(handler, { serversBuilt: () => legacyPool.built + modernPool.built });
+  return Object.assign(handler, { serversBuilt: () => 1 + modernPool.built });
 }

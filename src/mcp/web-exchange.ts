@@ -16,16 +16,14 @@ const WITHHELD = new Set(['authorization', 'cookie', 'content-length', 'transfer
  * Content-Type, MCP-Protocol-Version, Mcp-Method, Mcp-Name, ...). The body
  * goes to the SDK already parsed (`parsedBody`), so it is neither serialized
  * again nor read twice; the bearer secret stays behind in Express.
- * `accept` replaces the client's Accept where the SDK is stricter than we are.
  */
-export function webRequestOf(req: Request, signal: AbortSignal, accept?: string): globalThis.Request {
+export function webRequestOf(req: Request, signal: AbortSignal): globalThis.Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined || WITHHELD.has(name)) continue;
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
     else headers.set(name, value);
   }
-  if (accept !== undefined) headers.set('accept', accept);
   return new Request(MCP_REQUEST_URL, { method: 'POST', headers, signal });
 }
 
