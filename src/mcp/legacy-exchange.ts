@@ -1,9 +1,16 @@
-import type { AuthInfo, JSONRPCNotification, JSONRPCRequest, McpServer } from '@modelcontextprotocol/server';
+import type { AuthInfo, JSONRPCRequest, McpServer } from '@modelcontextprotocol/server';
 import { readsResource, withResourceNotFound2025 } from './resource-not-found';
 import { SharedServerTransport, type JsonRpcAnswer } from './shared-server-transport';
 
-/** What a 2025-era POST is answered with: a JSON body (one answer, or a batch of them), or 202 when it carried no request. */
-export type LegacyAnswer = { readonly status: 200; readonly body: JsonRpcAnswer | JsonRpcAnswer[] } | { readonly status: 202 };
+/**
+ * What a 2025-era POST is answered with: a JSON body (one answer, or a batch
+ * of them), 202 when it carried no request, or nothing when the caller went
+ * away first.
+ */
+export type LegacyAnswer =
+  | { readonly status: 200; readonly body: JsonRpcAnswer | JsonRpcAnswer[] }
+  | { readonly status: 202 }
+  | { readonly status: 'abandoned' };
 
 /**
  * The 2025 era (initialize handshake, 2025-03-26 .. 2025-11-25) on one server
@@ -18,6 +25,11 @@ export type LegacyAnswer = { readonly status: 200; readonly body: JsonRpcAnswer 
  * protocol-version header) are made before the limiter, stricter, by
  * src/http; what reaches this is a shape-checked message or batch. An unknown
  * resource is answered with the 2025 specs' -32002 (./resource-not-found).
+ *
+ * Client notifications are acknowledged (202) and not passed on: on a shared
+ * server a `notifications/cancelled` naming a request id could cancel another
+ * caller's request, and no other client notification means anything to a
+ * stateless server that sends no requests of its own.
  */
 export class LegacyExchange {
   private readonly transport = new SharedServerTransport();
@@ -36,12 +48,13 @@ export class LegacyExchange {
     const answers: Promise<JsonRpcAnswer | undefined>[] = [];
     for (const message of messages) {
       const m = message as { method?: unknown; id?: unknown };
-      if (typeof m.method !== 'string') continue; // a posted response: no request of ours is waiting for it
-      if (m.id === undefined) this.transport.notify(message as JSONRPCNotification, authInfo);
-      else answers.push(this.transport.request(message as JSONRPCRequest, authInfo, signal));
+      // A posted response (no request of ours waits for one) or a notification: acknowledged, not passed on.
+      if (typeof m.method !== 'string' || m.id === undefined) continue;
+      answers.push(this.transport.request(message as JSONRPCRequest, authInfo, signal));
     }
     if (answers.length === 0) return { status: 202 };
     const settled = (await Promise.all(answers)).filter((a): a is JsonRpcAnswer => a !== undefined);
+    if (signal.aborted) return { status: 'abandoned' };
     const fixed = readsResource(body) ? (withResourceNotFound2025(settled) as JsonRpcAnswer[]) : settled;
     return { status: 200, body: Array.isArray(body) ? fixed : (fixed[0] as JsonRpcAnswer) };
   }

@@ -80,7 +80,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
         return;
       }
       const answer = await (await legacy).answer(req.body, authInfo, abort.signal);
-      if (abort.signal.aborted) return;
+      if (answer.status === 'abandoned') return;
       if (answer.status === 202) res.status(202).end();
       else res.status(200).json(answer.body);
     } catch (error) {

@@ -2,7 +2,6 @@ import type {
   AuthInfo,
   JSONRPCErrorResponse,
   JSONRPCMessage,
-  JSONRPCNotification,
   JSONRPCRequest,
   JSONRPCResultResponse,
   Transport,
@@ -66,10 +65,6 @@ export class SharedServerTransport implements Transport {
       });
       onmessage({ ...message, id }, { authInfo });
     });
-  }
-
-  notify(message: JSONRPCNotification, authInfo: AuthInfo): void {
-    this.onmessage?.(message, { authInfo });
   }
 
   /** Requests handed to the server and not answered yet. */
