@@ -26,11 +26,12 @@ import { startBenchChild } from './bench-child';
  *
  * `npx tsx bench/mcp-call-bench.ts` runs it alone; MCP_BENCH_CPU_PROF=DIR
  * writes a CPU profile per server child into DIR/<variant>/, and
- * MCP_BENCH_ONLY=firelimit (a comma-separated list of variants) runs only those.
+ * MCP_BENCH_ONLY=firelimit (a comma-separated list of variants) and
+ * MCP_BENCH_ERAS=2025-11-25 run only those.
  */
 
 const ROUNDS = 5;
-const ROUND_SECONDS = 3;
+const ROUND_SECONDS = 5;
 const WARMUP_SECONDS = 2;
 const CONNECTIONS = 10;
 /** High enough that every call is allowed: the bench times the common path, not refusals. */
@@ -233,7 +234,10 @@ export async function runMcpCallBench(): Promise<BenchTable> {
   try {
     const only = process.env.MCP_BENCH_ONLY?.split(',');
     for (const variant of VARIANTS) if (only === undefined || only.includes(variant.name)) servers.push(await startServer(variant));
-    const cells: Cell[] = servers.flatMap((server) => server.variant.eras.map((era) => ({ server, era, key: `${server.variant.name}@${era}` })));
+    const eras = process.env.MCP_BENCH_ERAS?.split(',');
+    const cells: Cell[] = servers.flatMap((server) =>
+      server.variant.eras.filter((era) => eras === undefined || eras.includes(era)).map((era) => ({ server, era, key: `${server.variant.name}@${era}` })),
+    );
     for (const cell of cells) {
       await checkAnswer(cell.server, cell.era);
       await load(cell.server, cell.era, WARMUP_SECONDS);
@@ -259,7 +263,9 @@ export async function runMcpCallBench(): Promise<BenchTable> {
       const bare = BARE.map((name) => cpu.get(`${name}@${era}`)).filter((r): r is number[] => r !== undefined);
       return median((cpu.get(key) ?? []).map((x, i) => Math.min(...bare.map((r) => r[i] ?? Number.NaN)) / x));
     };
-    const ours = (['2025-11-25', '2026-07-28'] as const).map((era) => ({ era, rps: vsBare(`firelimit@${era}`, era), cpu: vsBareCpu(`firelimit@${era}`, era) }));
+    const ours = cells
+      .filter((c) => c.server.variant.name === 'firelimit')
+      .map(({ era }) => ({ era, rps: vsBare(`firelimit@${era}`, era), cpu: vsBareCpu(`firelimit@${era}`, era) }));
     return {
       title: `MCP tools/call whoami end to end (${CONNECTIONS} connections, ${ROUNDS} interleaved rounds x ${ROUND_SECONDS} s after a ${WARMUP_SECONDS} s warm-up)`,
       columns: ['variant', 'era', 'median req/s', 'min req/s', 'max req/s', 'x bare SDK', 'server µs/call', 'x bare SDK (CPU)'],

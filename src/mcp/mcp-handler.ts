@@ -81,8 +81,14 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       }
       const answer = await (await legacy).answer(req.body, authInfo, abort.signal);
       if (answer.status === 'abandoned') return;
-      if (answer.status === 202) res.status(202).end();
-      else res.status(200).json(answer.body);
+      if (answer.status === 202) {
+        res.status(202).end();
+        return;
+      }
+      // Straight to Node, not res.json(): Express would hash every answer for an ETag no POST is revalidated with.
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.end(JSON.stringify(answer.body));
     } catch (error) {
       if (res.headersSent) {
         res.destroy();
