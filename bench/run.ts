@@ -26,6 +26,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'attack', file: 'attack-bench', exportName: 'runAttackBench' },
   { name: 'algorithms', file: 'algorithms-bench', exportName: 'runAlgorithmsBench' },
   { name: 'upstream-hot-key', file: 'upstream-hot-key-bench', exportName: 'runUpstreamHotKeyBench' },
+  { name: 'mcp-call', file: 'mcp-call-bench', exportName: 'runMcpCallBench' },
 ];
 
 type Runner = () => Promise<BenchTable>;

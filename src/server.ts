@@ -1,11 +1,10 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { loadConfig, describeConfig } from './config/config';
 import { ConfigError } from './config/config-error';
 import { createServiceLogger } from './logging/create-service-logger';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server';
 import { buildService } from './service/build-service';
 import { createShutdown } from './service/graceful-shutdown';
+import { listenDualStack } from './service/listen-dual-stack';
 import { applyServerTimeouts } from './service/server-timeouts';
 import { ensureDevelopmentToken, startupBanner } from './service/startup-banner';
 
@@ -24,13 +23,8 @@ async function main(): Promise<void> {
   const service = await buildService(config, { logger });
   const devToken = await ensureDevelopmentToken(config, service.tokenStore, process.env);
 
-  const server: Server = service.app.listen(config.port, '0.0.0.0');
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
+  const { server, port, host } = await listenDualStack(service.app, config.port);
   applyServerTimeouts(server, config.http);
-  const port = (server.address() as AddressInfo).port;
   const servers = [server];
   let metricsServer: MetricsServer | undefined;
   if (config.metrics.port !== undefined) {
@@ -41,7 +35,7 @@ async function main(): Promise<void> {
   if (process.env.NODE_ENV !== 'production') {
     process.stdout.write(`${startupBanner(config, `http://localhost:${port}`, devToken).join('\n')}\n`);
   }
-  logger.info('listening', { event: 'service.started', ...describeConfig(config), port });
+  logger.info('listening', { event: 'service.started', ...describeConfig(config), port, host });
   if (process.env.NODE_ENV === 'production' && config.tokens.store === 'file') {
     logger.warn('TOKEN_STORE=file in production: every instance reads its own file, so tokens differ between instances; use TOKEN_STORE=firestore', {
       event: 'service.file_token_store_in_production',

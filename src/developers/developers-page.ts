@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Config } from '../config/config';
 import { baseUrlOf } from '../http/base-url';
+import { clientRefusalSection } from './developers-clients';
 import { developersFacts } from './developers-facts';
 import {
   examplesSection,
@@ -45,13 +46,15 @@ export function renderDevelopersPage(config: Config, options: DevelopersPageOpti
 the configuration the service is enforcing right now.</p>
 <nav aria-label="Sections"><ul>
 <li><a href="#limits">Limits</a></li><li><a href="#sharing">Instances</a></li><li><a href="#headers">Headers</a></li>
-<li><a href="#429">429 and back-off</a></li><li><a href="#tokens">Tokens</a></li><li><a href="#examples">Examples</a></li>
+<li><a href="#429">429 and back-off</a></li><li><a href="#clients">Refusals in your client</a></li><li><a href="#tokens">Tokens</a></li>
+<li><a href="#examples">Examples</a></li>
 </ul></nav>
 </header>
 ${summarySection(f)}
 ${sharingSection(f)}
 ${headersSection(f)}
 ${refusalSection(f)}
+${clientRefusalSection(f)}
 ${tokenSection(f)}
 ${examplesSection(f)}
 <footer><p>Liveness: <code>GET ${f.baseUrl}/healthz</code>. Endpoint: <code>POST ${f.mcpUrl}</code>.</p></footer>

@@ -180,12 +180,13 @@ export function examplesSection(f: DevelopersFacts): SafeHtml {
 <h2 id="examples">Try it</h2>
 <h3>With curl</h3>
 <p>Ask for your current limit with the <code>rate_limit_status</code> tool. <code>-i</code> shows the rate-limit
-headers. The server is stateless, so a single <code>tools/call</code> needs no <code>initialize</code> first;
-the <code>Accept</code> header must list both types, as MCP's Streamable HTTP transport requires.</p>
+headers. The server is stateless, so a single <code>tools/call</code> needs no <code>initialize</code> first. Every
+answer is JSON, so <code>Accept: application/json</code> is enough (or send none); clients that also list
+<code>text/event-stream</code> are answered the same way.</p>
 <pre><code data-example="curl">curl -i '${f.mcpUrl}' \\
   -H 'Authorization: Bearer &lt;token&gt;' \\
   -H 'Content-Type: application/json' \\
-  -H 'Accept: application/json, text/event-stream' \\
+  -H 'Accept: application/json' \\
   -d '${call}'</code></pre>
 <h3>In an MCP client</h3>
 <p>Most clients that speak Streamable HTTP take an entry like this (for example <code>.mcp.json</code>):</p>

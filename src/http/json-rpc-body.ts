@@ -1,4 +1,4 @@
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResponse } from '@modelcontextprotocol/server';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { bodyEncodingProblem, declaredLengthProblem, type BodyHeaderProblem } from './body-headers';
 import { JsonRpcCode, jsonRpcError, requestIdOf, type JsonRpcErrorBody } from './json-rpc-error';
@@ -117,8 +117,9 @@ export function jsonRpcShapeProblem(body: unknown): string | undefined {
   return isJsonRpcMessage(body) ? undefined : 'Invalid Request: expected a JSON-RPC 2.0 request, notification or response object';
 }
 
+/** The SDK's own message schemas, most frequent first: a request, a notification, a (posted) response. */
 function isJsonRpcMessage(value: unknown): boolean {
-  return JSONRPCMessageSchema.safeParse(value).success;
+  return isJSONRPCRequest(value) || isJSONRPCNotification(value) || isJSONRPCResponse(value);
 }
 
 /** How many JSON-RPC messages a parsed (and shape-checked) body carries; a batch costs one per message. */

@@ -1,77 +1,120 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { classifyInboundRequest, isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isJsonContentType } from './body-headers';
 import { jsonRpcError, requestIdOf } from './json-rpc-error';
+import { setMcpEra, type McpEra } from './request-locals';
 
-/** A refusal the MCP SDK's transport would make, with its status, JSON-RPC code and message. */
+/** A refusal the MCP layer would make, with its status, JSON-RPC code and message, made before anything is charged. */
 export interface McpProtocolProblem {
-  readonly status: 400 | 406 | 415;
+  readonly status: number;
   readonly code: number;
   readonly message: string;
+  readonly data?: unknown;
 }
+
+export type McpRequestInspection = { readonly ok: true; readonly era: McpEra } | { readonly ok: false; readonly problem: McpProtocolProblem };
 
 /** The SDK's code for transport-level refusals (`createJsonErrorResponse(4xx, -32000, ...)`). */
 const SDK_TRANSPORT_ERROR = -32000;
 const INVALID_REQUEST = -32600;
 
 /**
- * The refusals `WebStandardStreamableHTTPServerTransport.handlePostRequest`
- * (SDK 1.32, stateless, JSON responses) makes after the body is parsed,
- * checked in its order, with its status codes, codes and messages, so they
- * can be made before the per-token limiter and cost nothing:
+ * The refusals the MCP SDK (2.x, stateless) would make after the body is
+ * parsed, made here instead so they cost nothing, and the era the request
+ * belongs to, decided once by the SDK's own classifier:
  *
- * 1. Accept must list both application/json and text/event-stream (406); a
- *    substring test, as the SDK's, since Accept is a list.
+ * 1. Accept must allow JSON: absent, `application/json`, `application/*` or
+ *    `*\/*` (406 otherwise). Every answer here is JSON, so a client need not
+ *    also offer text/event-stream, which the SDK's 2025 transport insists on.
  * 2. Content-Type must be application/json (415); our body reader refused
  *    anything else already, kept so this function stands alone.
- * 3. A batch may carry at most one initialize request, and then nothing else (400, -32600).
- * 4. Anything but an initialize request with an MCP-Protocol-Version header
- *    must name a version the SDK supports (400).
+ * 3. `classifyInboundRequest` (the SDK's era decision and its ladder's first
+ *    rungs): a 2026-07-28 request (its `_meta` envelope) or a 2025-era one;
+ *    a malformed envelope or a header that contradicts the body is refused
+ *    with the SDK's status, code and message.
+ * 4. 2025 era: a batch may carry one initialize request and nothing else
+ *    (400, -32600); anything but initialize with an MCP-Protocol-Version
+ *    header must name a version the SDK supports (400).
  *
- * Not repeated: the body-size, parse, batch-size and message-shape checks,
- * which our own pipeline makes earlier and stricter; session checks, which
- * a stateless transport does not make. The SDK still runs all of its checks
- * behind the limiter as a second line.
+ * Not repeated: the 2026 ladder's later rungs (required Mcp-Method/Mcp-Name
+ * headers, an unserved revision), which the SDK answers behind the limiter.
  *
  * `body` is a shape-checked JSON-RPC message or non-empty batch.
  */
-export function mcpProtocolProblem(headers: IncomingHttpHeaders, body: unknown): McpProtocolProblem | undefined {
-  const accept = headerValue(headers.accept);
-  if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream')) {
-    return { status: 406, code: SDK_TRANSPORT_ERROR, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' };
+export function inspectMcpRequest(headers: IncomingHttpHeaders, body: unknown): McpRequestInspection {
+  if (!acceptsJson(headerValue(headers.accept))) {
+    return refuse(406, SDK_TRANSPORT_ERROR, 'Not Acceptable: this server answers application/json; send Accept: application/json (or no Accept)');
   }
   if (!isJsonContentType(headers['content-type'])) {
-    return { status: 415, code: SDK_TRANSPORT_ERROR, message: 'Unsupported Media Type: Content-Type must be application/json' };
+    return refuse(415, SDK_TRANSPORT_ERROR, 'Unsupported Media Type: Content-Type must be application/json');
   }
+  const outcome = classifyInboundRequest({
+    httpMethod: 'POST',
+    protocolVersionHeader: headerValue(headers['mcp-protocol-version']),
+    mcpMethodHeader: headerValue(headers['mcp-method']),
+    mcpNameHeader: headerValue(headers['mcp-name']),
+    body,
+  });
+  if (outcome.kind === 'reject') {
+    return { ok: false, problem: { status: outcome.httpStatus, code: outcome.code, message: outcome.message, ...(outcome.data === undefined ? {} : { data: outcome.data }) } };
+  }
+  if (outcome.kind === 'modern') return { ok: true, era: 'modern' };
+
   const messages: readonly unknown[] = Array.isArray(body) ? body : [body];
   const initializing = messages.some((message) => isInitializeRequest(message));
   if (initializing && messages.length > 1) {
-    return { status: 400, code: INVALID_REQUEST, message: 'Invalid Request: Only one initialization request is allowed' };
+    return refuse(400, INVALID_REQUEST, 'Invalid Request: Only one initialization request is allowed');
   }
   if (!initializing) {
     const version = headerValue(headers['mcp-protocol-version']);
     if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return {
-        status: 400,
-        code: SDK_TRANSPORT_ERROR,
-        message: `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
-      };
+      return refuse(
+        400,
+        SDK_TRANSPORT_ERROR,
+        `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+      );
     }
   }
-  return undefined;
+  return { ok: true, era: 'legacy' };
 }
 
-/** Express adapter: answers the problem with a JSON-RPC error body, before anything is charged. */
+/** The problem alone, for callers that only ask whether a request would be refused. */
+export function mcpProtocolProblem(headers: IncomingHttpHeaders, body: unknown): McpProtocolProblem | undefined {
+  const inspection = inspectMcpRequest(headers, body);
+  return inspection.ok ? undefined : inspection.problem;
+}
+
+/**
+ * Whether an Accept value lets us answer with application/json: no Accept
+ * (RFC 9110 §12.5.1: any type), or a media range matching it with q > 0.
+ */
+export function acceptsJson(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === '') return true;
+  return accept.split(',').some((range) => {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    if (type !== 'application/json' && type !== 'application/*' && type !== '*/*') return false;
+    const q = parameters.find((parameter) => parameter.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
+
+/** Express adapter: answers the problem with a JSON-RPC error body, before anything is charged; otherwise notes the era. */
 export function createMcpProtocolCheck(): RequestHandler {
   return function mcpProtocolCheck(req: Request, res: Response, next: NextFunction): void {
-    const problem = mcpProtocolProblem(req.headers, req.body);
-    if (problem === undefined) {
+    const inspection = inspectMcpRequest(req.headers, req.body);
+    if (inspection.ok) {
+      setMcpEra(res, inspection.era);
       next();
       return;
     }
-    res.status(problem.status).json(jsonRpcError(requestIdOf(req.body), problem.code, problem.message));
+    const { problem } = inspection;
+    res.status(problem.status).json(jsonRpcError(requestIdOf(req.body), problem.code, problem.message, problem.data));
   };
+}
+
+function refuse(status: number, code: number, message: string): McpRequestInspection {
+  return { ok: false, problem: { status, code, message } };
 }
 
 /** Fetch's Headers joins repeated fields with ", " (what the SDK reads); Node does so for most, arrays for the rest. */

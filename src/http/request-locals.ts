@@ -11,7 +11,11 @@ import type { AuthenticatedToken } from '../tokens/token-record';
 interface Locals {
   token?: AuthenticatedToken;
   rateLimit?: Decision;
+  mcpEra?: McpEra;
 }
+
+/** Which MCP protocol era a request speaks: 2026-07-28 (a per-request `_meta` envelope) or 2025 (initialize handshake). */
+export type McpEra = 'modern' | 'legacy';
 
 /** The verified token; undefined before auth has accepted one. */
 export function tokenOf(res: Response): AuthenticatedToken | undefined {
@@ -30,4 +34,13 @@ export function decisionOf(res: Response): Decision | undefined {
 
 export function setDecision(res: Response, decision: Decision): void {
   (res.locals as Locals).rateLimit = decision;
+}
+
+/** The era the protocol check classified the request under; undefined before it ran. */
+export function mcpEraOf(res: Response): McpEra | undefined {
+  return (res.locals as Locals).mcpEra;
+}
+
+export function setMcpEra(res: Response, era: McpEra): void {
+  (res.locals as Locals).mcpEra = era;
 }

@@ -1,22 +1,20 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createMcpHandler as createSdkMcpHandler } from '@modelcontextprotocol/server';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from '../config/config';
-import { tokenOf } from '../http/request-locals';
-import { decisionOf } from '../http/request-locals';
 import type { Tier } from '../config/tier';
+import { decisionOf, mcpEraOf, tokenOf } from '../http/request-locals';
 import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
-import { registerLimitsResource } from './resources/limits-resource';
-import { registerTools, type ToolContext, type ToolDefinition } from './tool-registry';
+import { buildMcpServer } from './build-mcp-server';
+import { authInfoFor } from './call-context';
+import { LegacyExchange } from './legacy-exchange';
+import { McpServerPool } from './mcp-server-pool';
+import type { ToolContext, ToolDefinition } from './tool-registry';
 import { tools as defaultTools } from './tools';
+import { sendWebResponse, webRequestOf } from './web-exchange';
 
-export const SERVER_INFO = { name: 'firelimit', version: '0.1.0' } as const;
-
-const INSTRUCTIONS =
-  'firelimit enforces a per-token rate limit shared by every instance. Call rate_limit_status to see your limit, ' +
-  'what is left and when it resets; on HTTP 429 wait Retry-After seconds before trying again.';
+export { SERVER_INFO } from './build-mcp-server';
 
 export interface McpHandlerOptions {
   readonly config: Config;
@@ -29,40 +27,68 @@ export interface McpHandlerOptions {
   readonly tools?: readonly ToolDefinition[];
 }
 
+/** The MCP endpoint, and how many servers it has built (the pools' peak concurrency, not a count of requests). */
+export interface McpHandler extends RequestHandler {
+  readonly serversBuilt: () => number;
+}
+
 /**
- * Stateless Streamable HTTP: every POST gets a fresh McpServer and transport
- * (no session id, JSON responses instead of SSE), so any instance can answer
- * any call and nothing outlives the response. Building the server per request
- * is also what binds tools to this request's token and decision.
+ * Stateless Streamable HTTP, both protocol eras, JSON answers: any instance
+ * can answer any call and nothing outlives the response.
+ *
+ * - 2026-07-28 (`server/discover`, a `_meta` envelope on every request): the
+ *   SDK's own `createMcpHandler`, modern-only, with its full validation ladder.
+ * - 2025-03-26 .. 2025-11-25 (initialize handshake): one server, built and
+ *   connected at boot, answering every caller (./legacy-exchange), JSON.
+ *
+ * Nothing is built per request: the 2025 server once, the 2026 servers once
+ * each and pooled (./mcp-server-pool; the SDK's entry needs an unconnected
+ * server per exchange). Each call's token and decision reach the tools
+ * through the request's AuthInfo (./call-context), never through the server.
  */
-export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
+export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   const tools = options.tools ?? defaultTools;
-  return async function mcpHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
+  const build = () => buildMcpServer(options.config, tools, options.logger);
+  const modernPool = new McpServerPool(build);
+  const onerror = (error: Error): void => {
+    // The SDK reports requests it rejects (a bad header, an unknown revision) here; its text is its own, never the caller's secret.
+    options.logger.debug('MCP transport rejected a request', { event: 'mcp.transport_error', error: error.message });
+  };
+  const modern = createSdkMcpHandler(() => modernPool.acquire(), { legacy: 'reject', onerror });
+  // Connecting our own transport completes at once; the promise is kept so no request can overtake it.
+  const legacy = LegacyExchange.connect(build(), onerror);
+
+  const handler = async function mcpHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
     const token = tokenOf(res);
     const decision = decisionOf(res);
-    if (token === undefined || decision === undefined) {
-      // A wiring mistake (handler mounted without auth or limiter): never serve a call uncounted.
-      next(new Error('MCP handler reached without an authenticated token and a rate-limit decision'));
+    const era = mcpEraOf(res);
+    if (token === undefined || decision === undefined || era === undefined) {
+      // A wiring mistake (handler mounted without auth, limiter or protocol check): never serve a call uncounted.
+      next(new Error('MCP handler reached without an authenticated token, a rate-limit decision and a protocol era'));
       return;
     }
     const context: ToolContext = { token, decision, limiter: options.limiter, tier: options.policyFor(token), clock: options.clock };
-
-    const server = new McpServer(SERVER_INFO, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
-    registerTools(server, tools, context, options.logger);
-    registerLimitsResource(server, options.config);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    transport.onerror = (error) => {
-      // The SDK reports requests it rejects (406, 415, ...) here; their text is its own, never the caller's secret.
-      options.logger.debug('MCP transport rejected a request', { event: 'mcp.transport_error', tokenId: token.id, error: error.message });
-    };
+    const authInfo = authInfoFor(context);
+    const abort = new AbortController();
     res.on('close', () => {
-      void transport.close().catch(() => undefined);
-      void server.close().catch(() => undefined);
+      if (!res.writableFinished) abort.abort();
     });
 
     try {
-      await server.connect(transport);
-      await transport.handleRequest(req, res, req.body);
+      if (era === 'modern') {
+        await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: req.body }));
+        return;
+      }
+      const answer = await (await legacy).answer(req.body, authInfo, abort.signal);
+      if (answer.status === 'abandoned') return;
+      if (answer.status === 202) {
+        res.status(202).end();
+        return;
+      }
+      // Straight to Node, not res.json(): Express would hash every answer for an ETag no POST is revalidated with.
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.end(JSON.stringify(answer.body));
     } catch (error) {
       if (res.headersSent) {
         res.destroy();
@@ -71,4 +97,5 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
       next(error);
     }
   };
+  return Object.assign(handler, { serversBuilt: () => 1 + modernPool.built });
 }

@@ -1,5 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, McpServer, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Decision } from '../limiter/decision';
 import type { Tier } from '../config/tier';
@@ -7,6 +6,7 @@ import type { RateLimiter } from '../limiter/rate-limiter';
 import { describeError } from '../shared/describe-error';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
+import { toolContextOf } from './call-context';
 
 /** What every tool call sees: who is calling, and this request's (already counted) decision. */
 export interface ToolContext {
@@ -44,8 +44,12 @@ export function defineTool<In extends z.ZodRawShape = Record<string, never>, Out
   return tool as unknown as ToolDefinition;
 }
 
-/** Registers each tool on a (per-request) server, bound to this request's context. */
-export function registerTools(server: McpServer, tools: readonly ToolDefinition[], context: ToolContext, logger: Logger): void {
+/**
+ * Registers each tool once, on a server that answers many requests: the
+ * schemas are wrapped and converted here, at build time, and each call finds
+ * its own token and decision in the request's context (./call-context).
+ */
+export function registerTools(server: McpServer, tools: readonly ToolDefinition[], logger: Logger): void {
   const names = new Set<string>();
   for (const tool of tools) {
     if (names.has(tool.name)) throw new Error(`tool registry: "${tool.name}" is registered twice`);
@@ -56,11 +60,17 @@ export function registerTools(server: McpServer, tools: readonly ToolDefinition[
         title: tool.title,
         description: tool.description,
         // Always an object schema, so `run` always gets args (`{}` when the client sends none).
-        inputSchema: tool.inputSchema ?? {},
-        outputSchema: tool.outputSchema,
+        inputSchema: z.object(tool.inputSchema ?? {}),
+        outputSchema: z.object(tool.outputSchema),
         annotations: tool.annotations,
       },
-      async (args: Record<string, unknown>): Promise<CallToolResult> => {
+      async (args, handlerContext): Promise<CallToolResult> => {
+        const context = toolContextOf(handlerContext);
+        if (context === undefined) {
+          // A wiring mistake (a request that reached the server without its context): never answer as nobody.
+          logger.error('MCP tool called without a request context', { event: 'mcp.tool_error', tool: tool.name, error: 'missing_context' });
+          return { isError: true, content: [{ type: 'text', text: `The ${tool.name} tool failed; try again later.` }] };
+        }
         try {
           const output = await tool.run(args as never, context);
           return { content: [{ type: 'text', text: output.text }], structuredContent: output.structured as Record<string, unknown> };

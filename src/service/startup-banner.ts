@@ -44,7 +44,7 @@ export function startupBanner(config: Config, baseUrl: string, devToken: Develop
       '',
       '  Try it:',
       `    curl -s ${baseUrl}/mcp -H 'Authorization: Bearer ${devToken.secret}' \\`,
-      `      -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`,
+      `      -H 'Content-Type: application/json' -H 'Accept: application/json' \\`,
       `      -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rate_limit_status","arguments":{}}}'`,
     );
   } else if (config.tokens.store === 'file') {

@@ -104,12 +104,31 @@ describe('MCP transport refusals are made before the limiter, with the SDK codes
   beforeEach(async () => ({ app, release } = await buildTestApp({ clock })));
   afterEach(() => release());
 
-  test('a missing Accept gets 406 -32000 and costs 0 units', async () => {
-    const res = await request(app).post('/mcp').set('Authorization', `Bearer ${GOOD_SECRET}`).set('Content-Type', 'application/json').send(JSON.stringify(call(3)));
+  test('an Accept that rules out JSON gets 406 -32000 and costs 0 units', async () => {
+    const res = await request(app)
+      .post('/mcp')
+      .set('Authorization', `Bearer ${GOOD_SECRET}`)
+      .set('Content-Type', 'application/json')
+      .set('Accept', 'text/event-stream')
+      .send(JSON.stringify(call(3)));
     expect(res.status).toBe(406);
     expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 3, error: { code: -32000 } });
     expect(res.headers['x-ratelimit-remaining']).toBeUndefined();
     expect(await remainingAfter(app)).toBe(119);
+  });
+
+  test.each([
+    ['no Accept', undefined],
+    ['Accept: application/json alone', 'application/json'],
+    ['Accept: */*', '*/*'],
+  ])('%s is answered with JSON, since JSON is all this server sends', async (_label, accept) => {
+    let req = request(app).post('/mcp').set('Authorization', `Bearer ${GOOD_SECRET}`).set('Content-Type', 'application/json');
+    if (accept !== undefined) req = req.set('Accept', accept);
+    const res = await req.send(JSON.stringify(call(5)));
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 5, result: { structuredContent: { tokenId: 'tok_test1' } } });
+    expect(await remainingAfter(app)).toBe(118);
   });
 
   test('an unsupported MCP-Protocol-Version gets 400 -32000 and costs 0 units', async () => {

@@ -1,8 +1,6 @@
+import { Client, SdkHttpError, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { buildTestApp, GOOD_SECRET, TEST_TOKEN } from '../support/mcp-test-app';
 
 /**
@@ -138,7 +136,7 @@ test('the same client with a bad token fails to connect with HTTP 401', async ()
     () => undefined,
     (error: unknown) => error,
   );
-  expect(failure).toBeInstanceOf(StreamableHTTPError);
-  expect((failure as StreamableHTTPError).code).toBe(401);
+  expect(failure).toBeInstanceOf(SdkHttpError);
+  expect((failure as SdkHttpError).status).toBe(401);
   await client.close();
 });

@@ -1,11 +1,9 @@
+import { Client, SdkHttpError, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Express } from 'express';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config/config';
@@ -61,8 +59,8 @@ test('an MCP client with a token from the store calls whoami and gets that token
     const failure = await wrong
       .connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${created.secret}x` } } }))
       .catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(StreamableHTTPError);
-    expect((failure as StreamableHTTPError).code).toBe(401);
+    expect(failure).toBeInstanceOf(SdkHttpError);
+    expect((failure as SdkHttpError).status).toBe(401);
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }

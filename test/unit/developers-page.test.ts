@@ -89,10 +89,22 @@ describe('renderDevelopersPage', () => {
     expect(page).toContain('jitter');
   });
 
+  it('says how a refusal reaches the caller in each common MCP client, with the figures of this configuration', () => {
+    const page = renderDevelopersPage(memory77, { baseUrl: BASE_URL });
+    expect(page).toContain('<h2 id="clients">Reading a refusal in your client</h2>');
+    for (const id of ['client-sdk-2', 'client-sdk-1', 'client-mcp-remote', 'client-inspector', 'client-ai-sdk', 'client-langchain']) {
+      expect(page).toContain(`id="${id}"`);
+    }
+    expect(page).toContain('Rate limit of 77 requests per 60 s');
+    expect(page).toContain('<code>-32029</code>');
+    expect(page).toContain('error.data.text');
+    expect(page).toContain('<a href="#clients">');
+  });
+
   it('gives copyable curl and MCP client examples pointing at the base URL', () => {
     const page = renderDevelopersPage(memory77, { baseUrl: BASE_URL });
     expect(page).toContain(`curl -i '${BASE_URL}/mcp'`);
-    expect(page).toContain('Accept: application/json, text/event-stream');
+    expect(page).toContain("-H 'Accept: application/json' ");
     expect(page).toContain('&quot;rate_limit_status&quot;');
     expect(page).toContain(`&quot;url&quot;: &quot;${BASE_URL}/mcp&quot;`);
     expect(page).toContain('npm run token -- create --name NAME');

@@ -1,7 +1,13 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import { mcpProtocolProblem } from '../../src/http/mcp-protocol-check';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  createMcpHandler,
+  McpServer,
+  PROTOCOL_VERSION_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import { acceptsJson, inspectMcpRequest, mcpProtocolProblem } from '../../src/http/mcp-protocol-check';
 
 const ACCEPT = 'application/json, text/event-stream';
 const ok = { accept: ACCEPT, 'content-type': 'application/json' };
@@ -12,35 +18,57 @@ const initialize = {
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
 };
+const envelope = { [PROTOCOL_VERSION_META_KEY]: '2026-07-28', [CLIENT_INFO_META_KEY]: { name: 't', version: '1' }, [CLIENT_CAPABILITIES_META_KEY]: {} };
+const modernCall = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'x', arguments: {}, _meta: envelope } };
+const modernHeaders = { ...ok, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'x' };
 const unsupported = `Bad Request: Unsupported protocol version: 1999-01-01 (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
 
-// The status, code and message the SDK 1.32 transport answers each case with (webStandardStreamableHttp.js handlePostRequest).
 test.each([
-  ['a well-formed call', ok, call, undefined],
-  ['a call naming a supported version', { ...ok, 'mcp-protocol-version': '2025-06-18' }, call, undefined],
-  ['no Accept', { 'content-type': 'application/json' }, call, { status: 406, code: -32000, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' }],
-  ['Accept without text/event-stream', { ...ok, accept: 'application/json' }, call, { status: 406, code: -32000 }],
-  ['Accept without application/json', { ...ok, accept: 'text/event-stream' }, call, { status: 406, code: -32000 }],
-  ['Accept as */* (the SDK wants both named)', { ...ok, accept: '*/*' }, call, { status: 406, code: -32000 }],
-  ['a Content-Type that is not JSON', { ...ok, 'content-type': 'text/plain' }, call, { status: 415, code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' }],
-  ['an unsupported MCP-Protocol-Version', { ...ok, 'mcp-protocol-version': '1999-01-01' }, call, { status: 400, code: -32000, message: unsupported }],
-  ['an unsupported version on initialize (not checked there)', { ...ok, 'mcp-protocol-version': '1999-01-01' }, initialize, undefined],
-  ['initialize alone in a batch', ok, [initialize], undefined],
-  ['initialize batched with another message', ok, [initialize, call], { status: 400, code: -32600, message: 'Invalid Request: Only one initialization request is allowed' }],
-])('%s', (_label, headers, body, expected) => {
-  const problem = mcpProtocolProblem(headers, body);
-  if (expected === undefined) expect(problem).toBeUndefined();
-  else expect(problem).toMatchObject(expected);
+  ['a well-formed 2025 call', ok, call, 'legacy'],
+  ['a call naming a supported version', { ...ok, 'mcp-protocol-version': '2025-06-18' }, call, 'legacy'],
+  ['no Accept (any type will do)', { 'content-type': 'application/json' }, call, 'legacy'],
+  ['Accept: application/json alone', { ...ok, accept: 'application/json' }, call, 'legacy'],
+  ['Accept: */*', { ...ok, accept: '*/*' }, call, 'legacy'],
+  ['an unsupported version on initialize (not checked there)', { ...ok, 'mcp-protocol-version': '1999-01-01' }, initialize, 'legacy'],
+  ['initialize alone in a batch', ok, [initialize], 'legacy'],
+  ['a 2026-07-28 call with its envelope and headers', modernHeaders, modernCall, 'modern'],
+])('%s is let through, in the right era', (_label, headers, body, era) => {
+  expect(inspectMcpRequest(headers, body)).toEqual({ ok: true, era });
 });
 
-describe('held to the SDK transport itself', () => {
-  // The same refusals, asked of the real transport: if an SDK upgrade changes a status or a code, this fails.
+test.each([
+  ['Accept without application/json', { ...ok, accept: 'text/event-stream' }, call, { status: 406, code: -32000 }],
+  ['Accept that refuses JSON with q=0', { ...ok, accept: 'application/json;q=0' }, call, { status: 406, code: -32000 }],
+  ['a Content-Type that is not JSON', { ...ok, 'content-type': 'text/plain' }, call, { status: 415, code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' }],
+  ['an unsupported MCP-Protocol-Version', { ...ok, 'mcp-protocol-version': '1999-01-01' }, call, { status: 400, code: -32000, message: unsupported }],
+  ['initialize batched with another message', ok, [initialize, call], { status: 400, code: -32600, message: 'Invalid Request: Only one initialization request is allowed' }],
+  ['a 2026 envelope under a 2025 version header', { ...modernHeaders, 'mcp-protocol-version': '2025-06-18' }, modernCall, { status: 400, code: -32020 }],
+  ['a 2026 version header without the envelope', { ...ok, 'mcp-protocol-version': '2026-07-28' }, call, { status: 400, code: -32602 }],
+])('%s is refused', (_label, headers, body, expected) => {
+  expect(mcpProtocolProblem(headers, body)).toMatchObject(expected);
+});
+
+test.each([
+  [undefined, true],
+  ['', true],
+  ['application/json', true],
+  ['Application/JSON; q=0.5', true],
+  ['application/*', true],
+  ['text/html, */*;q=0.1', true],
+  ['text/event-stream', false],
+  ['application/json;q=0, text/event-stream', false],
+  ['text/plain', false],
+])('Accept %p allows a JSON answer: %p', (accept, expected) => {
+  expect(acceptsJson(accept)).toBe(expected);
+});
+
+describe('held to the SDK itself', () => {
+  // The same refusals, asked of the real SDK: if an upgrade changes a status, a code or a message, this fails.
   test.each([
-    ['no Accept', { 'content-type': 'application/json' }, call],
-    ['Accept without text/event-stream', { ...ok, accept: 'application/json' }, call],
     ['an unsupported MCP-Protocol-Version', { ...ok, 'mcp-protocol-version': '1999-01-01' }, call],
     ['initialize batched with another message', ok, [initialize, call]],
-  ])('%s', async (_label, headers, body) => {
+    ['a Content-Type that is not JSON', { ...ok, 'content-type': 'text/plain' }, call],
+  ])('2025 transport: %s', async (_label, headers, body) => {
     const ours = mcpProtocolProblem(headers, body);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const server = new McpServer({ name: 't', version: '1' });
@@ -51,5 +79,19 @@ describe('held to the SDK transport itself', () => {
     const sdkBody = (await response.json()) as { error: { code: number; message: string } };
     await server.close();
     expect(ours).toEqual({ status: response.status, code: sdkBody.error.code, message: sdkBody.error.message });
+  });
+
+  test.each([
+    ['a 2026 envelope under a 2025 version header', { ...modernHeaders, 'mcp-protocol-version': '2025-06-18' }, modernCall],
+    ['a 2026 version header without the envelope', { ...ok, 'mcp-protocol-version': '2026-07-28' }, call],
+  ])('2026 entry: %s', async (_label, headers, body) => {
+    const ours = mcpProtocolProblem(headers, body);
+    const handler = createMcpHandler(() => new McpServer({ name: 't', version: '1' }), { legacy: 'reject' });
+    const response = await handler.fetch(
+      new Request('http://localhost/mcp', { method: 'POST', headers: headers as Record<string, string>, body: JSON.stringify(body) }),
+    );
+    const sdkBody = (await response.json()) as { error: { code: number; message: string; data?: unknown } };
+    await handler.close();
+    expect(ours).toEqual({ status: response.status, code: sdkBody.error.code, message: sdkBody.error.message, data: sdkBody.error.data });
   });
 });

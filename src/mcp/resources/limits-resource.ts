@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import type { Config } from '../../config/config';
 import { describePolicy } from '../../limiter/describe-policy';
 
@@ -20,8 +20,13 @@ export function describeLimits(config: Config): Record<string, unknown> {
   };
 }
 
-/** Reading a resource is an MCP request like any other: it is counted once, by the middleware, before it gets here. */
+/**
+ * Reading a resource is an MCP request like any other: it is counted once, by
+ * the middleware, before it gets here. The text is rendered once: the
+ * configuration it describes does not change while the process runs.
+ */
 export function registerLimitsResource(server: McpServer, config: Config): void {
+  const text = JSON.stringify(describeLimits(config), null, 2);
   server.registerResource(
     'limits',
     LIMITS_RESOURCE_URI,
@@ -30,8 +35,6 @@ export function registerLimitsResource(server: McpServer, config: Config): void 
       description: 'Every rate-limit tier this deployment enforces, per token, and the headers that report them.',
       mimeType: 'application/json',
     },
-    (uri) => ({
-      contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(describeLimits(config), null, 2) }],
-    }),
+    (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text }] }),
   );
 }

@@ -1,0 +1,305 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import autocannon from 'autocannon';
+import type { Express, NextFunction, Request, Response } from 'express';
+import { z } from 'zod';
+import { median, printTable, type BenchTable } from './bench-table';
+import { startBenchChild } from './bench-child';
+
+/**
+ * End to end, one MCP `tools/call` of `whoami`: firelimit as `npm start`
+ * runs it (real bearer auth against the file token store, the per-token
+ * limiter on memory, the request log, every check on) against a bare SDK 2.x
+ * server exposing the same tool with the same output schema and nothing else,
+ * and against that bare server with a bearer check and express-rate-limit in
+ * front. Each server runs in its own child process, autocannon in this one;
+ * rounds are interleaved and each ratio is taken within a round, so drift on
+ * the shared machine hits every variant alike.
+ *
+ * Two bare SDK servers, since the SDK has two ways to serve HTTP: its entry
+ * `createMcpHandler` (both eras; the 2025 era answered over SSE, as it does
+ * by default) and a `McpServer` + stateless transport per request with JSON
+ * answers (the 1.x idiom, 2025 era only). The target is against the faster.
+ *
+ * `npx tsx bench/mcp-call-bench.ts` runs it alone; MCP_BENCH_CPU_PROF=DIR
+ * writes a CPU profile per server child into DIR/<variant>/, and
+ * MCP_BENCH_ONLY=firelimit (a comma-separated list of variants) and
+ * MCP_BENCH_ERAS=2025-11-25 run only those.
+ */
+
+const ROUNDS = 5;
+const ROUND_SECONDS = 5;
+const WARMUP_SECONDS = 2;
+const CONNECTIONS = 10;
+/** High enough that every call is allowed: the bench times the common path, not refusals. */
+const LIMIT = 1_000_000_000;
+const TARGET_RATIO = 1.0;
+const AIM_RATIO = 1.5;
+
+type VariantName = 'firelimit' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
+type EraName = '2025-11-25' | '2026-07-28';
+
+interface Variant {
+  readonly name: VariantName;
+  readonly label: string;
+  readonly eras: readonly EraName[];
+}
+
+const VARIANTS: readonly Variant[] = [
+  { name: 'sdk-handler', label: 'bare SDK 2.x: createMcpHandler + toNodeHandler', eras: ['2025-11-25', '2026-07-28'] },
+  { name: 'sdk-transport-json', label: 'bare SDK 2.x: McpServer + stateless transport per request, JSON', eras: ['2025-11-25'] },
+  { name: 'sdk-handler+bearer+erl', label: 'bare SDK 2.x createMcpHandler + bearer check + express-rate-limit', eras: ['2025-11-25', '2026-07-28'] },
+  { name: 'firelimit', label: 'firelimit (real auth, per-token limit, request log, all checks)', eras: ['2025-11-25', '2026-07-28'] },
+];
+const BARE: readonly VariantName[] = ['sdk-handler', 'sdk-transport-json'];
+
+// ---------------------------------------------------------------- server side
+
+const whoamiOutput = {
+  tokenId: z.string().describe('The public token id; also the rate-limit key.'),
+  name: z.string().describe('The name the token was created with.'),
+  tier: z.string().describe('The rate-limit tier the token is counted under.'),
+  scopes: z.array(z.string()).describe('What the token may do.'),
+};
+
+/** The bare servers' whoami: the same schema as ours, a fixed identity (they have no tokens). */
+async function bareServer(): Promise<import('@modelcontextprotocol/server').McpServer> {
+  const { McpServer } = await import('@modelcontextprotocol/server');
+  const server = new McpServer({ name: 'bare', version: '1.0.0' });
+  server.registerTool(
+    'whoami',
+    { title: 'Who am I', description: 'The token this request was authenticated with.', inputSchema: z.object({}), outputSchema: z.object(whoamiOutput) },
+    () => {
+      const structured = { tokenId: 'tok_bench', name: 'bench', tier: 'default', scopes: ['mcp'] };
+      return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+    },
+  );
+  return server;
+}
+
+async function bareApp(name: Exclude<VariantName, 'firelimit'>, secret: string): Promise<Express> {
+  const { createMcpHandler } = await import('@modelcontextprotocol/server');
+  const { createMcpExpressApp } = await import('@modelcontextprotocol/express');
+  const { toNodeHandler, NodeStreamableHTTPServerTransport } = await import('@modelcontextprotocol/node');
+  // The SDK's Express app: express.json() and localhost Host validation, as its README sets one up.
+  const app = createMcpExpressApp({ host: '127.0.0.1' });
+  if (name === 'sdk-handler+bearer+erl') {
+    app.use((req: Request, res: Response, next: NextFunction) => {
+      if (req.headers.authorization !== `Bearer ${secret}`) {
+        res.status(401).json({ error: 'unauthorized' });
+        return;
+      }
+      next();
+    });
+    const { rateLimit } = await import('express-rate-limit');
+    app.use(rateLimit({ windowMs: 60_000, limit: LIMIT, standardHeaders: 'draft-8', legacyHeaders: true, keyGenerator: (req) => String(req.headers.authorization) }));
+  }
+  if (name === 'sdk-transport-json') {
+    app.post('/mcp', async (req: Request, res: Response) => {
+      const server = await bareServer();
+      const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    });
+    return app;
+  }
+  const node = toNodeHandler(createMcpHandler(() => bareServer()));
+  app.post('/mcp', (req: Request, res: Response) => node(req, res, req.body));
+  return app;
+}
+
+async function firelimitApp(dir: string): Promise<{ app: Express; secret: string }> {
+  const { loadConfig } = await import('../src/config/config');
+  const { buildService } = await import('../src/service/build-service');
+  const { createServiceLogger } = await import('../src/logging/create-service-logger');
+  const { TokenService } = await import('../src/tokens/token-service');
+  const config = loadConfig({ RATE_LIMIT_PER_MINUTE: String(LIMIT), TOKENS_FILE: path.join(dir, 'tokens.json'), LOG_FORMAT: 'json' });
+  // The real JSON log lines, each built and written; only the bytes are thrown away.
+  const output = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const service = await buildService(config, { logger: createServiceLogger(config, { output }) });
+  const tokens = new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
+  const created = await tokens.create({ name: 'bench', scopes: ['mcp'] });
+  return { app: service.app, secret: created.secret };
+}
+
+const BARE_SECRET = 'flk_bench_bare_secret';
+
+/** Child mode: serve one variant on a free port and tell the parent which, and the secret to call it with. */
+async function serve(name: VariantName): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'firelimit-mcp-bench-'));
+  const { app, secret } = name === 'firelimit' ? await firelimitApp(dir) : { app: await bareApp(name, BARE_SECRET), secret: BARE_SECRET };
+  const server = app.listen(0, '127.0.0.1', () => {
+    process.send?.({ port: (server.address() as AddressInfo).port, secret });
+  });
+  process.on('message', (message: 'cpu' | 'stop') => {
+    if (message === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      process.send?.({ cpuUs: user + system });
+      return;
+    }
+    server.close(() => {
+      rmSync(dir, { recursive: true, force: true });
+      process.exit(0);
+    });
+    server.closeAllConnections();
+  });
+}
+
+// ---------------------------------------------------------------- load side
+
+interface ServerChild {
+  readonly variant: Variant;
+  readonly port: number;
+  readonly secret: string;
+  cpuUs(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function startServer(variant: Variant): Promise<ServerChild> {
+  const profileDir = process.env.MCP_BENCH_CPU_PROF;
+  const child = await startBenchChild<{ port: number; secret: string }>(__filename, ['--serve', variant.name], {
+    name: `${variant.name} server`,
+    execArgv: profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.join(profileDir, variant.name)],
+  });
+  return { variant, port: child.ready.port, secret: child.ready.secret, cpuUs: child.cpuUs, stop: child.stop };
+}
+
+/** One tools/call as a client of each era sends it. */
+function callFor(era: EraName, secret: string): { headers: Record<string, string>; body: string } {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${secret}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': era,
+  };
+  if (era === '2025-11-25') {
+    return { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }) };
+  }
+  const _meta = {
+    'io.modelcontextprotocol/protocolVersion': era,
+    'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  return {
+    headers: { ...headers, 'mcp-method': 'tools/call', 'mcp-name': 'whoami' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {}, _meta } }),
+  };
+}
+
+/** Before any load: the call is answered with whoami's structured result, or the bench would time errors. */
+async function checkAnswer(server: ServerChild, era: EraName): Promise<void> {
+  const { headers, body } = callFor(era, server.secret);
+  const res = await fetch(`http://127.0.0.1:${server.port}/mcp`, { method: 'POST', headers, body });
+  const text = await res.text();
+  const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '');
+  const parsed = JSON.parse(json || '{}') as { result?: { structuredContent?: { tokenId?: unknown } } };
+  if (res.status !== 200 || typeof parsed.result?.structuredContent?.tokenId !== 'string') {
+    throw new Error(`${server.variant.name} (${era}) did not answer whoami: ${res.status} ${text.slice(0, 300)}`);
+  }
+}
+
+interface LoadResult {
+  readonly rps: number;
+  readonly cpuUsPerRequest: number;
+  readonly failures: number;
+}
+
+async function load(server: ServerChild, era: EraName, seconds: number): Promise<LoadResult> {
+  const { headers, body } = callFor(era, server.secret);
+  const cpuBefore = await server.cpuUs();
+  const result = await autocannon({ url: `http://127.0.0.1:${server.port}/mcp`, method: 'POST', headers, body, connections: CONNECTIONS, duration: seconds });
+  const cpuAfter = await server.cpuUs();
+  return {
+    rps: result.requests.average,
+    cpuUsPerRequest: (cpuAfter - cpuBefore) / Math.max(1, result.requests.total),
+    failures: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+interface Cell {
+  readonly server: ServerChild;
+  readonly era: EraName;
+  readonly key: string;
+}
+
+export async function runMcpCallBench(): Promise<BenchTable> {
+  const servers: ServerChild[] = [];
+  try {
+    const only = process.env.MCP_BENCH_ONLY?.split(',');
+    for (const variant of VARIANTS) if (only === undefined || only.includes(variant.name)) servers.push(await startServer(variant));
+    const eras = process.env.MCP_BENCH_ERAS?.split(',');
+    const cells: Cell[] = servers.flatMap((server) =>
+      server.variant.eras.filter((era) => eras === undefined || eras.includes(era)).map((era) => ({ server, era, key: `${server.variant.name}@${era}` })),
+    );
+    for (const cell of cells) {
+      await checkAnswer(cell.server, cell.era);
+      await load(cell.server, cell.era, WARMUP_SECONDS);
+    }
+    const rps = new Map<string, number[]>(cells.map((c) => [c.key, []]));
+    const cpu = new Map<string, number[]>(cells.map((c) => [c.key, []]));
+    let failures = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let j = 0; j < cells.length; j++) {
+        const cell = cells[(round + j) % cells.length] as Cell;
+        const r = await load(cell.server, cell.era, ROUND_SECONDS);
+        rps.get(cell.key)?.push(r.rps);
+        cpu.get(cell.key)?.push(r.cpuUsPerRequest);
+        failures += r.failures;
+      }
+    }
+    /** Per round, this cell's req/s over the faster bare SDK server's in the same era and round; the median of those. */
+    const vsBare = (key: string, era: EraName): number => {
+      const bare = BARE.map((name) => rps.get(`${name}@${era}`)).filter((r): r is number[] => r !== undefined);
+      return median((rps.get(key) ?? []).map((x, i) => x / Math.max(...bare.map((r) => r[i] ?? Number.NaN))));
+    };
+    const vsBareCpu = (key: string, era: EraName): number => {
+      const bare = BARE.map((name) => cpu.get(`${name}@${era}`)).filter((r): r is number[] => r !== undefined);
+      return median((cpu.get(key) ?? []).map((x, i) => Math.min(...bare.map((r) => r[i] ?? Number.NaN)) / x));
+    };
+    const ours = cells
+      .filter((c) => c.server.variant.name === 'firelimit')
+      .map(({ era }) => ({ era, rps: vsBare(`firelimit@${era}`, era), cpu: vsBareCpu(`firelimit@${era}`, era) }));
+    return {
+      title: `MCP tools/call whoami end to end (${CONNECTIONS} connections, ${ROUNDS} interleaved rounds x ${ROUND_SECONDS} s after a ${WARMUP_SECONDS} s warm-up)`,
+      columns: ['variant', 'era', 'median req/s', 'min req/s', 'max req/s', 'x bare SDK', 'server µs/call', 'x bare SDK (CPU)'],
+      rows: cells.map((c) => {
+        const r = rps.get(c.key) ?? [];
+        return [c.server.variant.label, c.era, median(r), Math.min(...r), Math.max(...r), vsBare(c.key, c.era), median(cpu.get(c.key) ?? []), vsBareCpu(c.key, c.era)];
+      }),
+      notes: [
+        ...ours.map(
+          (o) =>
+            `${o.era}: firelimit ${o.rps.toFixed(2)}x the faster bare SDK server by req/s, ${o.cpu.toFixed(2)}x by server CPU per call (target >= ${TARGET_RATIO}x: ${o.rps >= TARGET_RATIO ? 'met' : 'MISSED'}; aim ${AIM_RATIO}x: ${o.rps >= AIM_RATIO ? 'met' : 'not met'})`,
+        ),
+        'x bare SDK = median over rounds of req/s / the faster bare SDK server (createMcpHandler or per-request transport) in the same era and round; the 2026-07-28 era has only createMcpHandler',
+        'x bare SDK (CPU) = the same with server CPU per call (bare µs/call / variant µs/call)',
+        `non-2xx responses or errors across all rounds: ${failures}`,
+        `node ${process.version}, ${os.cpus()[0]?.model.trim() ?? 'unknown cpu'}, ${os.availableParallelism()} cores shared by the servers, autocannon and whatever else runs`,
+      ],
+    };
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+  }
+}
+
+if (require.main === module) {
+  const at = process.argv.indexOf('--serve');
+  if (at >= 0) {
+    serve(process.argv[at + 1] as VariantName).catch((error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    });
+  } else {
+    runMcpCallBench().then(printTable, (error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    });
+  }
+}

@@ -1,0 +1,51 @@
+import type { Request, Response } from 'express';
+
+/**
+ * The SDK serves fetch-shaped exchanges (a web `Request` in, a `Response`
+ * out); Express speaks Node's. These two functions are the whole bridge.
+ */
+
+/** Any URL will do: the SDK routes on the body and headers, and the Host was validated before. */
+const MCP_REQUEST_URL = 'http://firelimit.internal/mcp';
+
+/** Headers the SDK never needs and that should not travel further than they must. */
+const WITHHELD = new Set(['authorization', 'cookie', 'content-length', 'transfer-encoding', 'content-encoding', 'host', 'connection']);
+
+/**
+ * A body-less web Request carrying the headers the SDK reads (Accept,
+ * Content-Type, MCP-Protocol-Version, Mcp-Method, Mcp-Name, ...). The body
+ * goes to the SDK already parsed (`parsedBody`), so it is neither serialized
+ * again nor read twice; the bearer secret stays behind in Express.
+ */
+export function webRequestOf(req: Request, signal: AbortSignal): globalThis.Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || WITHHELD.has(name)) continue;
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else headers.set(name, value);
+  }
+  return new Request(MCP_REQUEST_URL, { method: 'POST', headers, signal });
+}
+
+/** Writes the SDK's answer through Express, keeping the rate-limit headers already set on `res`. */
+export async function sendWebResponse(res: Response, response: globalThis.Response): Promise<void> {
+  res.status(response.status);
+  response.headers.forEach((value, name) => {
+    res.setHeader(name, value);
+  });
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  if (response.headers.get('content-type')?.startsWith('text/event-stream') !== true) {
+    res.end(Buffer.from(await response.arrayBuffer()));
+    return;
+  }
+  // A stream (only if a handler sent messages before its result): pass it on as it comes.
+  res.flushHeaders();
+  for await (const chunk of response.body) {
+    if (res.destroyed) break;
+    res.write(chunk);
+  }
+  res.end();
+}
