@@ -2,6 +2,9 @@ import type { App } from 'firebase-admin/app';
 import type { Express, RequestHandler } from 'express';
 import type { ToolDefinition } from '../mcp/tool-registry';
 import type { Config } from '../config/config';
+import { ConfigError } from '../config/config-error';
+import { unknownToolProblems } from '../config/known-tools';
+import { tools as defaultTools } from '../mcp/tools';
 import { createDevelopersHandler } from '../developers/developers-page';
 import { createAuthMiddleware } from '../http/auth-middleware';
 import { createApp, type BodyTimeouts } from './create-app';
@@ -61,6 +64,9 @@ export interface BuildServiceOptions {
  */
 export async function buildService(config: Config, options: BuildServiceOptions): Promise<Service> {
   const { logger } = options;
+  // Before anything is opened: a cost or rule for a tool nobody serves is a typo, never a silent default.
+  const toolProblems = unknownToolProblems(config.rateLimit.calls, config.rateLimit.toolCostsFromEnv, (options.tools ?? defaultTools).map((tool) => tool.name));
+  if (toolProblems.length > 0) throw new ConfigError(toolProblems);
   const firebaseApp = needsFirebase(config) ? createFirebaseApp(config) : undefined;
   const opened: { close(): Promise<void> }[] = [];
   const release = async (): Promise<void> => {
