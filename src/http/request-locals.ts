@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { Decision } from '../limiter/decision';
+import type { ChargePlan } from '../policies/resolve-charges';
 import type { AuthenticatedToken } from '../tokens/token-record';
 
 /**
@@ -11,6 +12,8 @@ import type { AuthenticatedToken } from '../tokens/token-record';
 interface Locals {
   token?: AuthenticatedToken;
   rateLimit?: Decision;
+  chargePlan?: ChargePlan;
+  chargedDecisions?: ReadonlyMap<string, Decision>;
 }
 
 /** The verified token; undefined before auth has accepted one. */
@@ -30,4 +33,22 @@ export function decisionOf(res: Response): Decision | undefined {
 
 export function setDecision(res: Response, decision: Decision): void {
   (res.locals as Locals).rateLimit = decision;
+}
+
+/** What the request was priced at and which limits held it; undefined before the charge middleware has run. */
+export function chargePlanOf(res: Response): ChargePlan | undefined {
+  return (res.locals as Locals).chargePlan;
+}
+
+export function setChargePlan(res: Response, plan: ChargePlan): void {
+  (res.locals as Locals).chargePlan = plan;
+}
+
+/** Each key this request was charged on, with its own decision (the combined one is `decisionOf`). */
+export function chargedDecisionsOf(res: Response): ReadonlyMap<string, Decision> | undefined {
+  return (res.locals as Locals).chargedDecisions;
+}
+
+export function setChargedDecisions(res: Response, decisions: ReadonlyMap<string, Decision>): void {
+  (res.locals as Locals).chargedDecisions = decisions;
 }

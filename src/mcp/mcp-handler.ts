@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from '../config/config';
+import type { ScopeBudget } from '../http/caller-budgets';
 import { tokenOf } from '../http/request-locals';
 import { decisionOf } from '../http/request-locals';
 import type { Tier } from '../config/tier';
@@ -27,6 +28,8 @@ export interface McpHandlerOptions {
   readonly policyFor: (token: AuthenticatedToken) => Tier;
   /** Default: every tool in ./tools. */
   readonly tools?: readonly ToolDefinition[];
+  /** The caller's budgets per scope, for rate_limit_status; default none. */
+  readonly budgetsOf?: (res: Response) => Promise<readonly ScopeBudget[]>;
 }
 
 /**
@@ -45,7 +48,15 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
       next(new Error('MCP handler reached without an authenticated token and a rate-limit decision'));
       return;
     }
-    const context: ToolContext = { token, decision, limiter: options.limiter, tier: options.policyFor(token), clock: options.clock };
+    const { budgetsOf } = options;
+    const context: ToolContext = {
+      token,
+      decision,
+      limiter: options.limiter,
+      tier: options.policyFor(token),
+      clock: options.clock,
+      ...(budgetsOf !== undefined ? { budgets: () => budgetsOf(res) } : {}),
+    };
 
     const server = new McpServer(SERVER_INFO, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
     registerTools(server, tools, context, options.logger);

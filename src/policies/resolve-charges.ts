@@ -60,6 +60,8 @@ export interface MessagePrice {
 }
 
 export interface ChargePlan {
+  /** The caller's public id (never a secret). */
+  readonly tokenId: string;
   /** Each key once; a batch's messages on the same key add up. Never empty. */
   readonly charges: readonly Charge[];
   readonly messages: readonly MessagePrice[];
@@ -119,7 +121,7 @@ export function resolveCharges(config: ResolverConfig, calls: readonly CallTarge
     }
     for (const charge of extraCharges(config.policies, target, caller, overrides, nowMs)) add(charge);
   }
-  return { charges: [...charges.values()], messages, tier, tierSource };
+  return { tokenId: token.id, charges: [...charges.values()], messages, tier, tierSource };
 }
 
 function priceOf(policies: PoliciesConfig, target: CallTarget, caller: Caller): MessagePrice {

@@ -16,6 +16,7 @@ import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
 import { createRequestLogMiddleware } from '../logging/request-log-middleware';
 import { AuthMetrics } from '../metrics/auth-metrics';
+import { ChargeMetrics } from '../metrics/charge-metrics';
 import { LimiterMetrics } from '../metrics/limiter-metrics';
 import { CachedTokenVerifier } from '../tokens/cached-token-verifier';
 import { createTokenStore } from '../tokens/create-token-store';
@@ -131,6 +132,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
         clock: options.clock,
       }),
       developersPage: createDevelopersHandler(config),
+      chargeEvents: new ChargeMetrics(metrics.registry),
       tools: options.tools,
       bodyTimeouts: options.bodyTimeouts,
       requestLogger: createRequestLogMiddleware(logger, { projectId: config.firebase.projectId }),
