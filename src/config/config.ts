@@ -65,6 +65,10 @@ export interface Config {
     readonly store: 'file' | 'firestore';
     readonly file: string;
     readonly cacheTtlMs: number;
+    /** The file store's runtime limit overrides: limit-overrides.json beside TOKENS_FILE. */
+    readonly overridesFile: string;
+    /** How often each instance reads the overrides (LIMIT_OVERRIDES_POLL_MS). */
+    readonly overridesPollMs: number;
   };
   readonly http: {
     /** X-Forwarded-For entries written by trusted proxies; default 1 on Cloud Run (K_SERVICE set), else 0. */
@@ -233,6 +237,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       store: v.TOKEN_STORE,
       file: path.resolve(cwd, v.TOKENS_FILE),
       cacheTtlMs: v.TOKEN_CACHE_TTL_MS,
+      overridesFile: path.join(path.dirname(path.resolve(cwd, v.TOKENS_FILE)), 'limit-overrides.json'),
+      overridesPollMs: v.LIMIT_OVERRIDES_POLL_MS,
     },
     http: {
       // Cloud Run sets K_SERVICE, and there Google's front end is one proxy; elsewhere nothing says one is there.

@@ -157,6 +157,10 @@ export const knobs = {
     'set TOKEN_STORE to file (local development) or firestore (production)',
   ),
   TOKENS_FILE: knob(z.string().default('.firelimit/tokens.json'), 'set TOKENS_FILE to a writable file path'),
+  LIMIT_OVERRIDES_POLL_MS: knob(
+    durationMs(100, 10_000).default(5000),
+    'set LIMIT_OVERRIDES_POLL_MS to how often each instance reads the runtime limit overrides, from 100 to 10000 ms (a change applies within it), e.g. 5000',
+  ),
   TOKEN_CACHE_TTL_MS: knob(
     positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms, so revocations take effect within a minute' }).default(30_000),
     'set TOKEN_CACHE_TTL_MS to how long a verified token is cached, at most 60000',

@@ -19,7 +19,9 @@ import { AuthMetrics } from '../metrics/auth-metrics';
 import { ChargeMetrics } from '../metrics/charge-metrics';
 import { LimiterMetrics } from '../metrics/limiter-metrics';
 import { CachedTokenVerifier } from '../tokens/cached-token-verifier';
+import { createOverrideStore } from '../tokens/create-override-store';
 import { createTokenStore } from '../tokens/create-token-store';
+import { OverrideWatcher } from '../tokens/override-watcher';
 import { MCP_SCOPE, type TokenStore } from '../tokens/token-record';
 import { closeFirebaseApp, createFirebaseApp, needsFirebase } from './firebase-app';
 
@@ -33,6 +35,8 @@ export interface Service {
   readonly unauthenticatedLimiter: RateLimiter;
   readonly tokenStore: TokenStore;
   readonly metrics: LimiterMetrics;
+  /** This instance's view of the runtime limit overrides. */
+  readonly overrides: OverrideWatcher;
   /** Closes limiters, the token store and the Firebase app; call after HTTP has drained. */
   release(): Promise<void>;
 }
@@ -57,6 +61,8 @@ export interface BuildServiceOptions {
    * through the whole service only; the service never sets it.
    */
   readonly limitStore?: (spec: LimitStoreSpec) => LimitStore;
+  /** Firestore collection of the runtime overrides; default 'limitOverrides'. Tests sharing one server use their own. */
+  readonly overridesCollection?: string;
 }
 
 /**
@@ -112,6 +118,14 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     }
     const tokenStore = await createTokenStore(config, { app: firebaseApp, logger });
     opened.push(tokenStore);
+    const overrides = new OverrideWatcher({
+      store: await createOverrideStore(config, { app: firebaseApp, collection: options.overridesCollection }),
+      pollMs: config.tokens.overridesPollMs,
+      logger,
+      clock: options.clock,
+    });
+    opened.push(overrides);
+    await overrides.start();
 
     const verifier = new CachedTokenVerifier({ store: tokenStore, ttlMs: config.tokens.cacheTtlMs, clock: options.clock });
     const app = createApp({
@@ -133,6 +147,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       }),
       developersPage: createDevelopersHandler(config),
       chargeEvents: new ChargeMetrics(metrics.registry),
+      overrides: overrides.current,
       tools: options.tools,
       bodyTimeouts: options.bodyTimeouts,
       requestLogger: createRequestLogMiddleware(logger, { projectId: config.firebase.projectId }),
@@ -146,6 +161,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       unauthenticatedLimiter,
       tokenStore,
       metrics,
+      overrides,
       release,
     };
   } catch (error) {
