@@ -26,7 +26,12 @@ export interface ResolverConfig {
   /** The fallback: the tier of a token whose tier is not configured. Every call ends with at least this. */
   readonly defaultTier: PolicyTier;
   readonly policies: PoliciesConfig;
+  /** The tools served: only these names become a tier or free charge's tool label (metrics). Default: none. */
+  readonly tools?: ReadonlySet<string>;
 }
+
+/** The tool label of a charge that several tools' calls went into (a batch). */
+export const SEVERAL_TOOLS = '(several)';
 
 /** Which rung of the resolution order gave an answer. */
 export type Source = 'override' | 'rule' | 'tier' | 'costs' | 'fallback' | 'free';
@@ -99,24 +104,26 @@ export function resolveCharges(config: ResolverConfig, calls: readonly CallTarge
   const add = (charge: Charge): void => {
     const held = charges.get(charge.key);
     // One key is always one scope of one token, so it holds the same set for every message.
-    charges.set(charge.key, held === undefined ? charge : { ...held, cost: held.cost + charge.cost });
+    if (held === undefined) charges.set(charge.key, charge);
+    else charges.set(charge.key, { ...held, cost: held.cost + charge.cost, ...(held.tool === charge.tool ? {} : { tool: SEVERAL_TOOLS }) });
   };
 
   const messages: MessagePrice[] = [];
   for (const target of calls) {
     const price = priceOf(config.policies, target, caller);
     messages.push(price);
+    const known = target.tool !== undefined && config.tools?.has(target.tool) === true ? { tool: target.tool } : {};
     if (price.cost === 0) {
-      add({ key: freeKeyOf(token.id), scope: 'free', policies: config.policies.free, cost: 1, source: 'free', shadow: false, tier: tier.name });
+      add({ key: freeKeyOf(token.id), scope: 'free', policies: config.policies.free, cost: 1, source: 'free', shadow: false, tier: tier.name, ...known });
     } else {
       const override = overrideFor(overrides, token.id, tier.name, undefined, nowMs);
       if (override === undefined || override.shadow) {
-        add({ key: tierKeyOf(token.id), scope: 'tier', policies: tier.policies, cost: price.cost, source: tierSource, shadow: false, tier: tier.name });
+        add({ key: tierKeyOf(token.id), scope: 'tier', policies: tier.policies, cost: price.cost, source: tierSource, shadow: false, tier: tier.name, ...known });
       } else {
-        add({ key: tierKeyOf(token.id), scope: 'tier', policies: override.policies, cost: price.cost, source: 'override', shadow: false, tier: tier.name });
+        add({ key: tierKeyOf(token.id), scope: 'tier', policies: override.policies, cost: price.cost, source: 'override', shadow: false, tier: tier.name, ...known });
       }
       if (override?.shadow === true) {
-        add({ key: shadowKeyOf(token.id, undefined), scope: 'tier', policies: override.policies, cost: price.cost, source: 'override', shadow: true, tier: tier.name });
+        add({ key: shadowKeyOf(token.id, undefined), scope: 'tier', policies: override.policies, cost: price.cost, source: 'override', shadow: true, tier: tier.name, ...known });
       }
     }
     for (const charge of extraCharges(config.policies, target, caller, overrides, nowMs)) add(charge);

@@ -5,6 +5,7 @@ import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { createMcpHandler } from '../mcp/mcp-handler';
+import { tools as defaultTools } from '../mcp/tools';
 import { tokenOf } from '../http/request-locals';
 import { writeMcpRefusal } from '../mcp/mcp-refusal';
 import type { ToolDefinition } from '../mcp/tool-registry';
@@ -122,7 +123,12 @@ export function createApp(deps: AppDependencies): express.Express {
   });
   if (deps.developersPage !== undefined) app.get('/developers', deps.developersPage);
 
-  const resolver: ResolverConfig = { tiers: config.rateLimit.tiers, defaultTier: config.rateLimit.defaultTier, policies: config.rateLimit.calls };
+  const resolver: ResolverConfig = {
+    tiers: config.rateLimit.tiers,
+    defaultTier: config.rateLimit.defaultTier,
+    policies: config.rateLimit.calls,
+    tools: new Set((deps.tools ?? defaultTools).map((tool) => tool.name)),
+  };
   const overrides = deps.overrides ?? (() => NO_OVERRIDES);
   const charge = createChargeMiddleware({
     limiter,

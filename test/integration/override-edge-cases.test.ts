@@ -92,3 +92,16 @@ test('two overrides on one call: the token one beats the tier one for the same s
   const read = await call(secret, { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'firelimit://limits' } });
   expect(read.headers['x-ratelimit-remaining']).toBe('17');
 });
+
+test('a shadow override never refuses; what it would have refused is counted with config labels only, and logged', async () => {
+  const { secret, token } = await tokens.create({ name: 'trial' });
+  await limits('set', '--token', token.id, '--per-minute', '2', '--shadow');
+  for (let i = 0; i < 4; i++) expect((await call(secret)).status).toBe(200);
+  const metric = await service.metrics.registry.getSingleMetricAsString('firelimit_shadow_refusals_total');
+  expect(metric).toContain('firelimit_shadow_refusals_total{scope="tier",tier="default",tool="whoami",rule=""} 2');
+  expect(metric).not.toContain(token.id);
+  const charges = await service.metrics.registry.getSingleMetricAsString('firelimit_charges_total');
+  expect(charges).toContain('firelimit_charges_total{scope="tier",tier="default",tool="whoami",rule="",shadow="false",result="allowed"} 4');
+  expect(charges).not.toContain(token.id);
+  expect(captured.entries.filter((e) => e.fields.event === 'ratelimit.shadow_refusal' && e.fields.tokenId === token.id)).toHaveLength(2);
+});

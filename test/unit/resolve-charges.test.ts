@@ -259,3 +259,19 @@ describe('resolveCharges: properties', () => {
     );
   });
 });
+
+describe('resolveCharges: labels for metrics', () => {
+  const withTools: ResolverConfig = { ...config(), tools: new Set(['whoami', 'rate_limit_status']) };
+
+  test('a tier or free charge carries the tool label only for a served tool; a batch of several tools says so', () => {
+    expect(resolveCharges(withTools, [call('whoami')], plain, NO_OVERRIDES, NOW).charges[0]).toMatchObject({ scope: 'tier', tool: 'whoami', tier: 'default' });
+    expect(resolveCharges(withTools, [call('rate_limit_status')], plain, NO_OVERRIDES, NOW).charges[0]).toMatchObject({ scope: 'free', tool: 'rate_limit_status' });
+    expect(resolveCharges(withTools, [call('made-up-by-client')], plain, NO_OVERRIDES, NOW).charges[0]?.tool).toBeUndefined();
+    expect(resolveCharges(withTools, [call('whoami'), call('made-up-by-client')], plain, NO_OVERRIDES, NOW).charges[0]?.tool).toBe('(several)');
+    expect(resolveCharges(withTools, [call('whoami'), call('whoami')], plain, NO_OVERRIDES, NOW).charges[0]?.tool).toBe('whoami');
+  });
+
+  test('a fallback tier is labelled with the default tier, never the token record\'s unknown name', () => {
+    expect(resolveCharges(withTools, [call('whoami')], { id: 'tok_x', tier: 'typo' }, NO_OVERRIDES, NOW).charges[0]?.tier).toBe('default');
+  });
+});
