@@ -9,15 +9,16 @@ import tseslint from 'typescript-eslint';
 const LAYERS = {
   shared: [],
   limiter: ['shared'],
-  config: ['shared', 'limiter'],
-  tokens: ['shared', 'limiter', 'config'],
-  http: ['shared', 'limiter', 'config', 'tokens'],
-  mcp: ['shared', 'limiter', 'config', 'tokens', 'http'],
+  policies: ['shared', 'limiter'],
+  config: ['shared', 'limiter', 'policies'],
+  tokens: ['shared', 'limiter', 'policies', 'config'],
+  http: ['shared', 'limiter', 'policies', 'config', 'tokens'],
+  mcp: ['shared', 'limiter', 'policies', 'config', 'tokens', 'http'],
   logging: ['shared', 'limiter', 'config', 'http'],
-  metrics: ['shared', 'limiter', 'http'],
-  developers: ['shared', 'limiter', 'config', 'http'],
-  cli: ['shared', 'limiter', 'config', 'tokens', 'service'],
-  service: ['shared', 'limiter', 'config', 'tokens', 'http', 'mcp', 'logging', 'metrics', 'developers'],
+  metrics: ['shared', 'limiter', 'policies', 'http'],
+  developers: ['shared', 'limiter', 'policies', 'config', 'http'],
+  cli: ['shared', 'limiter', 'policies', 'config', 'tokens', 'service'],
+  service: ['shared', 'limiter', 'policies', 'config', 'tokens', 'http', 'mcp', 'logging', 'metrics', 'developers'],
 };
 /** Adapters beside http/ read what the pipeline leaves (request-locals, refusal bodies), never a middleware itself. */
 const NO_MIDDLEWARE = ['mcp', 'logging', 'developers', 'metrics'];

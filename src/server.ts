@@ -52,6 +52,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    // Found while building the service (a cost for a tool nobody serves): still a config problem with a remedy.
+    process.stderr.write(`${error.message}\n`);
+    process.exit(78);
+  }
   // Messages can quote URLs with credentials; the class and code are enough to act on.
   const name = error instanceof Error ? error.name : typeof error;
   const code = (error as { code?: unknown })?.code;

@@ -8,6 +8,7 @@ import type { BackendName } from '../limiter/limit-store';
 import { InvalidRedisUrlError, parseRedisUrl } from '../limiter/stores/redis-url';
 import { ConfigError, type ConfigProblem } from './config-error';
 import { knobs, type KnobValues } from './knobs';
+import type { PoliciesConfig } from '../policies/resolve-charges';
 
 export const MINUTE_MS = 60_000;
 
@@ -31,6 +32,10 @@ export interface Config {
     /** The default tier first; every token's tier names one of these. */
     readonly tiers: readonly Tier[];
     readonly defaultTier: Tier;
+    /** What each call costs and the extra limits that hold it: costs, rules, the free limit (ADR 0027). */
+    readonly calls: PoliciesConfig;
+    /** The tools RATE_LIMIT_TOOL_COSTS names (the rest of calls.costs came from LIMITS_FILE), so a boot error names the right knob. */
+    readonly toolCostsFromEnv: ReadonlySet<string>;
     /** Failed authentication attempts per client address. */
     readonly authFailures: RateLimitPolicy;
     /**
@@ -60,6 +65,10 @@ export interface Config {
     readonly store: 'file' | 'firestore';
     readonly file: string;
     readonly cacheTtlMs: number;
+    /** The file store's runtime limit overrides: limit-overrides.json beside TOKENS_FILE. */
+    readonly overridesFile: string;
+    /** How often each instance reads the overrides (LIMIT_OVERRIDES_POLL_MS). */
+    readonly overridesPollMs: number;
   };
   readonly http: {
     /** X-Forwarded-For entries written by trusted proxies; default 1 on Cloud Run (K_SERVICE set), else 0. */
@@ -116,7 +125,27 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
   const v = values as KnobValues;
   const cwd = options.cwd ?? process.cwd();
 
-  const tiers = tiersOf(env, v, path.resolve(cwd, v.LIMITS_FILE ?? '.'), options.readFile ?? defaultReadFile, problems);
+  const { tiers, file } = tiersOf(env, v, path.resolve(cwd, v.LIMITS_FILE ?? '.'), options.readFile ?? defaultReadFile, problems);
+  const costs = new Map(file.costs);
+  for (const [tool, cost] of v.RATE_LIMIT_TOOL_COSTS) {
+    if (costs.has(tool)) {
+      problems.push({
+        knob: 'RATE_LIMIT_TOOL_COSTS',
+        problem: `${tool} is given a cost here and in LIMITS_FILE's costs`,
+        fix: `keep one: remove ${tool} from RATE_LIMIT_TOOL_COSTS or from the file's "costs"`,
+      });
+    }
+    costs.set(tool, cost);
+  }
+  file.rules.forEach((rule, i) => {
+    if (rule.match.tier !== undefined && !tiers.some((tier) => tier.name === rule.match.tier)) {
+      problems.push({
+        knob: 'LIMITS_FILE',
+        problem: `rules[${i}].match.tier: no tier is named "${rule.match.tier}" (tiers: ${tiers.map((t) => t.name).join(', ')})`,
+        fix: 'name a configured tier, or add that tier',
+      });
+    }
+  });
 
   let redisUrl: string | undefined;
   if (v.RATE_LIMIT_BACKEND === 'redis') {
@@ -184,6 +213,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       backend: v.RATE_LIMIT_BACKEND,
       tiers,
       defaultTier: tiers[0] as Tier,
+      toolCostsFromEnv: new Set(v.RATE_LIMIT_TOOL_COSTS.keys()),
+      calls: {
+        costs,
+        rules: file.rules,
+        free: [{ name: 'free', algorithm: 'fixed-window', limit: v.RATE_LIMIT_FREE_PER_MINUTE, windowMs: MINUTE_MS }],
+      },
       authFailures: { name: 'auth-failures', limit: v.AUTH_FAILURES_PER_MINUTE, windowMs: MINUTE_MS },
       unauthenticated: { name: 'unauthenticated', limit: v.UNAUTHENTICATED_PER_MINUTE, windowMs: MINUTE_MS },
       refusedRequests: { name: 'refused-requests', limit: v.REFUSED_REQUESTS_PER_MINUTE, windowMs: MINUTE_MS },
@@ -202,6 +237,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       store: v.TOKEN_STORE,
       file: path.resolve(cwd, v.TOKENS_FILE),
       cacheTtlMs: v.TOKEN_CACHE_TTL_MS,
+      overridesFile: path.join(path.dirname(path.resolve(cwd, v.TOKENS_FILE)), 'limit-overrides.json'),
+      overridesPollMs: v.LIMIT_OVERRIDES_POLL_MS,
     },
     http: {
       // Cloud Run sets K_SERVICE, and there Google's front end is one proxy; elsewhere nothing says one is there.

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ALGORITHM_NAMES, type AlgorithmName } from '../limiter/algorithms/algorithm';
+import { FREE_PER_MINUTE_DEFAULT } from '../policies/free-calls';
+import { parseToolCosts } from '../policies/tool-costs';
 
 const positiveInt = (what: string) =>
   z.coerce.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
@@ -59,6 +61,18 @@ const tiers = z
     return out;
   });
 
+/** "search=5,whoami=1": units per call of each tool. Whether each tool exists is checked at boot, where the tools are known. */
+const toolCosts = z
+  .string()
+  .optional()
+  .transform((s, ctx) => {
+    if (s === undefined) return new Map<string, number>() as ReadonlyMap<string, number>;
+    const parsed = parseToolCosts(s);
+    if (parsed.ok) return parsed.costs;
+    ctx.addIssue({ code: 'custom', message: parsed.problem });
+    return z.NEVER;
+  });
+
 interface Knob<S extends z.ZodType> {
   readonly schema: S;
   /** What to do about a bad value; shown verbatim in the boot error. */
@@ -92,6 +106,15 @@ export const knobs = {
   ),
   LIMITS_FILE: knob(z.string().optional(), 'set LIMITS_FILE to a readable JSON file of tiers (docs/limits-file.md), or unset it'),
   RATE_LIMIT_TIERS: knob(tiers, 'set RATE_LIMIT_TIERS to a comma list of name=perMinute, e.g. "pro=600,partner=1200"'),
+  RATE_LIMIT_TOOL_COSTS: knob(
+    toolCosts,
+    'set RATE_LIMIT_TOOL_COSTS to a comma list of tool=cost, e.g. "search=5,whoami=1" (0 makes a tool free), or unset it for 1 per call',
+  ),
+  /** Free calls (protocol chatter, rate_limit_status, tools costing 0) per token per minute; see free-calls.ts for the default. */
+  RATE_LIMIT_FREE_PER_MINUTE: knob(
+    positiveInt('a positive whole number of calls per minute').max(1_000_000_000).default(FREE_PER_MINUTE_DEFAULT),
+    `set RATE_LIMIT_FREE_PER_MINUTE to the free calls (handshakes, pings, rate_limit_status) a token may make per minute, e.g. ${FREE_PER_MINUTE_DEFAULT}`,
+  ),
   AUTH_FAILURES_PER_MINUTE: knob(
     positiveInt('a positive whole number of failed attempts per minute').default(10),
     'set AUTH_FAILURES_PER_MINUTE to the failed sign-ins a client address may make per minute, e.g. 10',
@@ -134,6 +157,10 @@ export const knobs = {
     'set TOKEN_STORE to file (local development) or firestore (production)',
   ),
   TOKENS_FILE: knob(z.string().default('.firelimit/tokens.json'), 'set TOKENS_FILE to a writable file path'),
+  LIMIT_OVERRIDES_POLL_MS: knob(
+    durationMs(100, 10_000).default(5000),
+    'set LIMIT_OVERRIDES_POLL_MS to how often each instance reads the runtime limit overrides, from 100 to 10000 ms (a change applies within it), e.g. 5000',
+  ),
   TOKEN_CACHE_TTL_MS: knob(
     positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms, so revocations take effect within a minute' }).default(30_000),
     'set TOKEN_CACHE_TTL_MS to how long a verified token is cached, at most 60000',

@@ -2,6 +2,7 @@ import { assertValidPolicySet, type RateLimitPolicy } from '../limiter/policy';
 import type { ConfigProblem } from './config-error';
 import type { KnobValues } from './knobs';
 import { parseLimitsFile } from './limits-file';
+import type { PolicyRule } from '../policies/policy-rule';
 import type { Tier } from './tier';
 
 const MINUTE_MS = 60_000;
@@ -16,13 +17,21 @@ const DEFAULT_TIER_KNOBS = ['RATE_LIMIT_PER_MINUTE', 'RATE_LIMIT_ALGORITHM', 'RA
  * burst of that figure), then LIMITS_FILE's. Problems are pushed, not thrown,
  * so one boot error lists them all.
  */
+/** What the limits file adds beside its tiers (empty without a file). */
+export interface FileSections {
+  readonly costs: ReadonlyMap<string, number>;
+  readonly rules: readonly PolicyRule[];
+}
+
+const NO_SECTIONS: FileSections = { costs: new Map(), rules: [] };
+
 export function tiersOf(
   env: NodeJS.ProcessEnv,
   v: KnobValues,
   limitsFilePath: string,
   readFile: (filePath: string) => string,
   problems: ConfigProblem[],
-): Tier[] {
+): { tiers: Tier[]; file: FileSections } {
   const algorithm = v.RATE_LIMIT_ALGORITHM;
   const envDefault: RateLimitPolicy = {
     name: 'default',
@@ -46,19 +55,19 @@ export function tiersOf(
       });
     }
   }
-  if (v.LIMITS_FILE === undefined) return tiers;
+  if (v.LIMITS_FILE === undefined) return { tiers, file: NO_SECTIONS };
 
   let text: string;
   try {
     text = readFile(limitsFilePath);
   } catch {
     problems.push({ knob: 'LIMITS_FILE', problem: `the file ${limitsFilePath} cannot be read`, fix: 'point LIMITS_FILE at a readable JSON file (docs/limits-file.md), or unset it' });
-    return tiers;
+    return { tiers, file: NO_SECTIONS };
   }
   const parsed = parseLimitsFile(text, { algorithm });
   if (!parsed.ok) {
     problems.push(...parsed.problems);
-    return tiers;
+    return { tiers, file: NO_SECTIONS };
   }
   for (const tier of parsed.tiers) {
     if (tier.name === 'default') {
@@ -81,5 +90,5 @@ export function tiersOf(
       tiers.push(tier);
     }
   }
-  return tiers;
+  return { tiers, file: { costs: parsed.costs, rules: parsed.rules } };
 }

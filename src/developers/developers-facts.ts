@@ -7,6 +7,7 @@ import type { Tier } from '../config/tier';
 import { describePolicy, type PolicyDescription } from '../limiter/describe-policy';
 import { algorithmFor } from '../limiter/decide-set';
 import type { RateLimitPolicy } from '../limiter/policy';
+import { callFacts, type CallFacts } from './developers-costs';
 import { toDecision } from '../limiter/rate-limiter';
 
 /** A fixed instant for the examples, so the page is a pure function of the config (2026-01-01T00:00:18Z). */
@@ -47,6 +48,8 @@ export interface DevelopersFacts {
   readonly allowedHeaders: readonly (readonly [string, string])[];
   readonly refusedHeaders: readonly (readonly [string, string])[];
   readonly refusedBody: unknown;
+  /** Costs, free calls and rules. */
+  readonly calls: CallFacts;
 }
 
 const BACKEND_LABELS: Record<Config['rateLimit']['backend'], string> = {
@@ -117,5 +120,6 @@ export function developersFacts(config: Config, baseUrl: string, nowMs: number =
     allowedHeaders: headersOf(exampleDecision(rateLimit.defaultTier, shared, true, nowMs), nowMs),
     refusedHeaders: headersOf(refused, nowMs),
     refusedBody: jsonRpcError(1, JsonRpcCode.RateLimited, String(body.message), body),
+    calls: callFacts(config),
   };
 }

@@ -11,6 +11,7 @@ import {
   summarySection,
   tokenSection,
 } from './developers-sections';
+import { costsSection } from './developers-costs';
 import { DEVELOPERS_CSS, DEVELOPERS_CSS_HASH } from './developers-styles';
 import { html, raw } from './html';
 
@@ -45,12 +46,13 @@ export function renderDevelopersPage(config: Config, options: DevelopersPageOpti
 <p class="lede">Limits, headers and examples for <code>${f.mcpUrl}</code>. The figures on this page are read from
 the configuration the service is enforcing right now.</p>
 <nav aria-label="Sections"><ul>
-<li><a href="#limits">Limits</a></li><li><a href="#sharing">Instances</a></li><li><a href="#headers">Headers</a></li>
+<li><a href="#limits">Limits</a></li><li><a href="#costs">Costs</a></li><li><a href="#sharing">Instances</a></li><li><a href="#headers">Headers</a></li>
 <li><a href="#429">429 and back-off</a></li><li><a href="#clients">Refusals in your client</a></li><li><a href="#tokens">Tokens</a></li>
 <li><a href="#examples">Examples</a></li>
 </ul></nav>
 </header>
 ${summarySection(f)}
+${costsSection(f.calls)}
 ${sharingSection(f)}
 ${headersSection(f)}
 ${refusalSection(f)}

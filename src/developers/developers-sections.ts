@@ -18,7 +18,7 @@ export function summarySection(f: DevelopersFacts): SafeHtml {
   <p class="card"><span class="big" data-figure="sharing">${f.shared ? 'Shared' : 'Per instance'}</span>
     <span class="label">${f.shared ? 'one count across every instance' : 'each instance counts on its own'}</span></p>
 </div>
-<p>Every token belongs to a tier. A call to <code>/mcp</code> costs one request. Tier <code>${d.name}</code>
+<p>Every token belongs to a tier. A call to <code>/mcp</code> costs one request unless <a href="#costs">listed below</a>. Tier <code>${d.name}</code>
 allows ${promises(d)}.${d.policies.length > 1 ? ' A call must fit every one of these; a refused call counts against none of them.' : ''}</p>
 ${tierTable(f.tiers)}
 </section>`;

@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { Decision } from '../limiter/decision';
+import type { ChargePlan } from '../policies/resolve-charges';
 import type { AuthenticatedToken } from '../tokens/token-record';
 
 /**
@@ -12,6 +13,8 @@ interface Locals {
   token?: AuthenticatedToken;
   rateLimit?: Decision;
   mcpEra?: McpEra;
+  chargePlan?: ChargePlan;
+  chargedDecisions?: ReadonlyMap<string, Decision>;
 }
 
 /** Which MCP protocol era a request speaks: 2026-07-28 (a per-request `_meta` envelope) or 2025 (initialize handshake). */
@@ -43,4 +46,22 @@ export function mcpEraOf(res: Response): McpEra | undefined {
 
 export function setMcpEra(res: Response, era: McpEra): void {
   (res.locals as Locals).mcpEra = era;
+}
+
+/** What the request was priced at and which limits held it; undefined before the charge middleware has run. */
+export function chargePlanOf(res: Response): ChargePlan | undefined {
+  return (res.locals as Locals).chargePlan;
+}
+
+export function setChargePlan(res: Response, plan: ChargePlan): void {
+  (res.locals as Locals).chargePlan = plan;
+}
+
+/** Each key this request was charged on, with its own decision (the combined one is `decisionOf`). */
+export function chargedDecisionsOf(res: Response): ReadonlyMap<string, Decision> | undefined {
+  return (res.locals as Locals).chargedDecisions;
+}
+
+export function setChargedDecisions(res: Response, decisions: ReadonlyMap<string, Decision>): void {
+  (res.locals as Locals).chargedDecisions = decisions;
 }

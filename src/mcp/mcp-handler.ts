@@ -1,6 +1,7 @@
 import { createMcpHandler as createSdkMcpHandler } from '@modelcontextprotocol/server';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from '../config/config';
+import type { ScopeBudget } from '../http/caller-budgets';
 import type { Tier } from '../config/tier';
 import { decisionOf, mcpEraOf, tokenOf } from '../http/request-locals';
 import type { RateLimiter } from '../limiter/rate-limiter';
@@ -25,6 +26,8 @@ export interface McpHandlerOptions {
   readonly policyFor: (token: AuthenticatedToken) => Tier;
   /** Default: every tool in ./tools. */
   readonly tools?: readonly ToolDefinition[];
+  /** The caller's budgets per scope, for rate_limit_status; default none. */
+  readonly budgetsOf?: (res: Response) => Promise<readonly ScopeBudget[]>;
 }
 
 /** The MCP endpoint, and how many servers it has built (the pools' peak concurrency, not a count of requests). */
@@ -67,7 +70,15 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       next(new Error('MCP handler reached without an authenticated token, a rate-limit decision and a protocol era'));
       return;
     }
-    const context: ToolContext = { token, decision, limiter: options.limiter, tier: options.policyFor(token), clock: options.clock };
+    const { budgetsOf } = options;
+    const context: ToolContext = {
+      token,
+      decision,
+      limiter: options.limiter,
+      tier: options.policyFor(token),
+      clock: options.clock,
+      ...(budgetsOf !== undefined ? { budgets: () => budgetsOf(res) } : {}),
+    };
     const authInfo = authInfoFor(context);
     const abort = new AbortController();
     res.on('close', () => {

@@ -1,5 +1,6 @@
 import type { CallToolResult, McpServer, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import type { ScopeBudget } from '../http/caller-budgets';
 import type { Decision } from '../limiter/decision';
 import type { Tier } from '../config/tier';
 import type { RateLimiter } from '../limiter/rate-limiter';
@@ -17,6 +18,8 @@ export interface ToolContext {
   /** The caller's tier, whose policies `decision` was made under. */
   readonly tier: Tier;
   readonly clock: () => number;
+  /** The caller's budget in every scope that holds it (tier or override, free calls, rules); absent: only `decision` is known. */
+  readonly budgets?: () => Promise<readonly ScopeBudget[]>;
 }
 
 /** A tool answers twice: text for a model or a person, structured data matching its outputSchema for programs. */

@@ -2,6 +2,9 @@ import type { App } from 'firebase-admin/app';
 import type { Express, RequestHandler } from 'express';
 import type { ToolDefinition } from '../mcp/tool-registry';
 import type { Config } from '../config/config';
+import { ConfigError } from '../config/config-error';
+import { unknownToolProblems } from '../config/known-tools';
+import { tools as defaultTools } from '../mcp/tools';
 import { createDevelopersHandler } from '../developers/developers-page';
 import { createAuthMiddleware } from '../http/auth-middleware';
 import { createApp, type BodyTimeouts } from './create-app';
@@ -13,9 +16,12 @@ import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
 import { createRequestLogMiddleware } from '../logging/request-log-middleware';
 import { AuthMetrics } from '../metrics/auth-metrics';
+import { ChargeMetrics } from '../metrics/charge-metrics';
 import { LimiterMetrics } from '../metrics/limiter-metrics';
 import { CachedTokenVerifier } from '../tokens/cached-token-verifier';
+import { createOverrideStore } from '../tokens/create-override-store';
 import { createTokenStore } from '../tokens/create-token-store';
+import { OverrideWatcher } from '../tokens/override-watcher';
 import { MCP_SCOPE, type TokenStore } from '../tokens/token-record';
 import { closeFirebaseApp, createFirebaseApp, needsFirebase } from './firebase-app';
 
@@ -29,6 +35,8 @@ export interface Service {
   readonly unauthenticatedLimiter: RateLimiter;
   readonly tokenStore: TokenStore;
   readonly metrics: LimiterMetrics;
+  /** This instance's view of the runtime limit overrides. */
+  readonly overrides: OverrideWatcher;
   /** Closes limiters, the token store and the Firebase app; call after HTTP has drained. */
   release(): Promise<void>;
 }
@@ -53,6 +61,8 @@ export interface BuildServiceOptions {
    * through the whole service only; the service never sets it.
    */
   readonly limitStore?: (spec: LimitStoreSpec) => LimitStore;
+  /** Firestore collection of the runtime overrides; default 'limitOverrides'. Tests sharing one server use their own. */
+  readonly overridesCollection?: string;
 }
 
 /**
@@ -61,6 +71,9 @@ export interface BuildServiceOptions {
  */
 export async function buildService(config: Config, options: BuildServiceOptions): Promise<Service> {
   const { logger } = options;
+  // Before anything is opened: a cost or rule for a tool nobody serves is a typo, never a silent default.
+  const toolProblems = unknownToolProblems(config.rateLimit.calls, config.rateLimit.toolCostsFromEnv, (options.tools ?? defaultTools).map((tool) => tool.name));
+  if (toolProblems.length > 0) throw new ConfigError(toolProblems);
   const firebaseApp = needsFirebase(config) ? createFirebaseApp(config) : undefined;
   const opened: { close(): Promise<void> }[] = [];
   const release = async (): Promise<void> => {
@@ -105,6 +118,14 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     }
     const tokenStore = await createTokenStore(config, { app: firebaseApp, logger });
     opened.push(tokenStore);
+    const overrides = new OverrideWatcher({
+      store: await createOverrideStore(config, { app: firebaseApp, collection: options.overridesCollection }),
+      pollMs: config.tokens.overridesPollMs,
+      logger,
+      clock: options.clock,
+    });
+    opened.push(overrides);
+    await overrides.start();
 
     const verifier = new CachedTokenVerifier({ store: tokenStore, ttlMs: config.tokens.cacheTtlMs, clock: options.clock });
     const app = createApp({
@@ -125,6 +146,8 @@ export async function buildService(config: Config, options: BuildServiceOptions)
         clock: options.clock,
       }),
       developersPage: createDevelopersHandler(config),
+      chargeEvents: new ChargeMetrics(metrics.registry),
+      overrides: overrides.current,
       tools: options.tools,
       bodyTimeouts: options.bodyTimeouts,
       requestLogger: createRequestLogMiddleware(logger, { projectId: config.firebase.projectId }),
@@ -138,6 +161,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       unauthenticatedLimiter,
       tokenStore,
       metrics,
+      overrides,
       release,
     };
   } catch (error) {

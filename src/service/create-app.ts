@@ -5,20 +5,25 @@ import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { createMcpHandler } from '../mcp/mcp-handler';
+import { tools as defaultTools } from '../mcp/tools';
 import { tokenOf } from '../http/request-locals';
 import { writeMcpRefusal } from '../mcp/mcp-refusal';
 import type { ToolDefinition } from '../mcp/tool-registry';
 import { createHostValidation } from '../http/host-validation';
-import { createCostCheck } from '../http/cost-check';
-import { createDeclaredLengthCheck, createJsonRpcBody, messageCount } from '../http/json-rpc-body';
+import { createBudgetReader } from '../http/caller-budgets';
+import { createChargeMiddleware } from '../http/charge-middleware';
+import { createDeclaredLengthCheck, createJsonRpcBody } from '../http/json-rpc-body';
 import { MAX_JSON_DEPTH } from '../http/json-structure-scan';
 import { createUnreadBodyGuard, type LingerLimits } from '../http/lingering-close';
 import { createMcpProtocolCheck } from '../http/mcp-protocol-check';
 import { JsonRpcCode, jsonRpcError, requestIdOf } from '../http/json-rpc-error';
-import { createRateLimitMiddleware } from '../http/rate-limit-middleware';
 import { createRefusedRequestBudget } from '../http/refused-request-budget';
 import { createTierResolver } from '../http/tier-policy';
 import { createOAuthNotOffered, OAUTH_METADATA_PATHS, REGISTRATION_PATH } from '../http/oauth-not-offered';
+import { callTargetsOf } from '../policies/call-target';
+import type { ChargeEvents } from '../policies/charge-events';
+import { NO_OVERRIDES, type OverrideIndex } from '../policies/limit-override';
+import { resolveCharges, type ResolverConfig } from '../policies/resolve-charges';
 
 export const MCP_PATH = '/mcp';
 
@@ -49,6 +54,10 @@ export interface AppDependencies {
   readonly tools?: readonly ToolDefinition[];
   /** Deadlines for the /mcp body to arrive; default BODY_TIMEOUT_DEFAULTS. */
   readonly bodyTimeouts?: BodyTimeouts;
+  /** The runtime overrides in force now (a watcher's latest snapshot); default none. */
+  readonly overrides?: () => OverrideIndex;
+  /** Told of every charge and shadow refusal (metrics); default none. */
+  readonly chargeEvents?: ChargeEvents;
 }
 
 export interface BodyTimeouts {
@@ -92,8 +101,9 @@ const UNREAD_BODY_LINGER: LingerLimits = { lingerMs: 250, maxDiscardBytes: 65_53
  * 5. structure scan: depth and batch size (400), before any parser runs
  * 6. JSON.parse (400 -32700), JSON-RPC shape (400 -32600)
  * 7. the MCP transport's own refusals made early (406/415/400), uncharged
- * 8. cost above what the policy's window can ever hold (413), uncharged
- * 9. per-token limit (429/503), then the MCP handler.
+ * 8. the request priced (src/policies): cost above what a policy's window
+ *    can ever hold (413), uncharged
+ * 9. every limit that holds it, all or nothing (429/503), then the MCP handler.
  */
 export function createApp(deps: AppDependencies): express.Express {
   const { config, limiter, logger } = deps;
@@ -114,12 +124,19 @@ export function createApp(deps: AppDependencies): express.Express {
   });
   if (deps.developersPage !== undefined) app.get('/developers', deps.developersPage);
 
-  const rateLimit = createRateLimitMiddleware({
+  const resolver: ResolverConfig = {
+    tiers: config.rateLimit.tiers,
+    defaultTier: config.rateLimit.defaultTier,
+    policies: config.rateLimit.calls,
+    tools: new Set((deps.tools ?? defaultTools).map((tool) => tool.name)),
+  };
+  const overrides = deps.overrides ?? (() => NO_OVERRIDES);
+  const charge = createChargeMiddleware({
     limiter,
-    key: (_req, res) => tokenOrThrow(res).id,
-    policies: (_req, res) => policyFor(tokenOrThrow(res)).policies,
-    // A batch is as many calls as it carries messages; one HTTP request must not buy a hundred.
-    cost: (req) => messageCount(req.body),
+    // What the request costs and which limits hold it (tier or override, rules, free calls): ADR 0027.
+    plan: (req, res) => resolveCharges(resolver, callTargetsOf(req.body), tokenOrThrow(res), overrides(), clock()),
+    logger,
+    events: deps.chargeEvents,
     refuse: writeMcpRefusal,
     clock,
   });
@@ -133,9 +150,8 @@ export function createApp(deps: AppDependencies): express.Express {
     ...(deps.refusedRequestLimiter === undefined ? [] : [createRefusedRequestBudget({ limiter: deps.refusedRequestLimiter, clock })]),
     createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes, ...bodyTimeouts, maxDepth: MAX_JSON_DEPTH, maxBatchMessages }),
     createMcpProtocolCheck(),
-    createCostCheck({ cost: (req) => messageCount(req.body), policies: (_req, res) => policyFor(tokenOrThrow(res)).policies }),
-    rateLimit,
-    createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools }),
+    charge,
+    createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools, budgetsOf: createBudgetReader({ limiter, resolver, overrides, clock }) }),
   );
   // Stateless server: no SSE stream to GET, no session to DELETE.
   app.all(MCP_PATH, (req, res) => {

@@ -17,7 +17,7 @@ export interface CreateTokenStoreOptions {
  * loaded only when chosen: its gRPC stack costs startup time the embedded
  * default and the CLI's file mode need not pay.
  */
-export async function createTokenStore(config: Pick<Config, 'tokens'>, options: CreateTokenStoreOptions = {}): Promise<TokenStore> {
+export async function createTokenStore(config: { readonly tokens: Pick<Config['tokens'], 'store' | 'file'> & Partial<Config['tokens']> }, options: CreateTokenStoreOptions = {}): Promise<TokenStore> {
   switch (config.tokens.store) {
     case 'file': {
       const { FileTokenStore } = await import('./file-token-store');

@@ -7,6 +7,7 @@ import { burst, callStatus, roomInWindow, sleepUntil, warmToken, type StatusPoli
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 import { rtdbForTests, type RtdbTestServer } from '../support/rtdb-server';
 import { startReadyServer, type ServerProcess } from '../support/server-process';
+import { PRICED_STATUS } from '../support/mcp-test-app';
 
 /**
  * Every algorithm's promise, held across THREE real server processes
@@ -84,6 +85,7 @@ beforeAll(async () => {
 
   [rtdb, redis] = await Promise.all([rtdbForTests(), startRedisServer()]);
   const common = {
+    ...PRICED_STATUS,
     TOKENS_FILE: tokensFile,
     LIMITS_FILE: limitsFile,
     RATE_LIMIT_ALGORITHM: 'token-bucket',
@@ -410,7 +412,8 @@ test('token-bucket (RATE_LIMIT_ALGORITHM, RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURS
       expectCountdown(allowed, size);
     }
     expectPolicyHeader(responses, `"default";q=${size};w=60`);
-    expect(allowed[0]?.body.result?.structuredContent?.policies).toEqual([
+    // The tier's limits; rate_limit_status also lists the free-call limit beside them (scope "free").
+    expect(allowed[0]?.body.result?.structuredContent?.policies.filter((p) => p.scope === 'tier')).toEqual([
       expect.objectContaining({ name: 'default', algorithm: 'token-bucket', limit: perMinute, windowSeconds: 60, burst: size }),
     ]);
     // An empty bucket has its next token one refill interval after it was first drawn on.

@@ -253,7 +253,8 @@ describe('the Docker image, emulated step by step from the Dockerfile', () => {
       }
       expect(health).toBe(200);
 
-      const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'rate_limit_status', arguments: {} } });
+      // A paid call (rate_limit_status is free, ADR 0027), so the headers show the tier's budget spent by one.
+      const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } });
       const res = await request(port, 'POST', '/mcp', {
         Host: `localhost:${port}`,
         Authorization: `Bearer ${token}`,
@@ -261,7 +262,7 @@ describe('the Docker image, emulated step by step from the Dockerfile', () => {
         Accept: 'application/json, text/event-stream',
       }, call);
       expect(res.status).toBe(200);
-      expect(JSON.parse(res.text)).toMatchObject({ jsonrpc: '2.0', id: 1, result: { structuredContent: { tokenId: id, limit: 120, remaining: 119 } } });
+      expect(JSON.parse(res.text)).toMatchObject({ jsonrpc: '2.0', id: 1, result: { structuredContent: { tokenId: id, tier: 'default' } } });
       expect(res.headers).toMatchObject({ 'x-ratelimit-limit': '120', 'x-ratelimit-remaining': '119', ratelimit: expect.stringMatching(/^"default";r=119;t=\d+$/) });
       // NODE_ENV=production: no development token, no banner with a secret on stdout.
       expect(logs).not.toContain('Development token');

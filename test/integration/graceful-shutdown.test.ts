@@ -6,6 +6,7 @@ import path from 'node:path';
 import { FileTokenStore } from '../../src/tokens/file-token-store';
 import { TokenService } from '../../src/tokens/token-service';
 import { freePort, healthz, jsonLines, startServerProcess, waitFor, type ServerProcess } from '../support/server-process';
+import { PRICED_STATUS } from '../support/mcp-test-app';
 
 /**
  * The real entry point (src/server.ts) in its own process, stopped the way
@@ -54,7 +55,7 @@ describe('the server process on SIGTERM', () => {
     const { secret } = await new TokenService({ store }).create({ name: 'shutdown-test' });
     await store.close();
 
-    server = startServerProcess(await freePort(), { TOKENS_FILE: tokensFile });
+    server = startServerProcess(await freePort(), { ...PRICED_STATUS, TOKENS_FILE: tokensFile });
     const { port } = server;
     await waitFor('/healthz to answer 200', READY_TIMEOUT_MS, async () => (await healthz(port)) === 200, server);
 

@@ -12,6 +12,7 @@ import type { Logger } from '../../src/shared/logger';
 import { createRequestLogMiddleware, safeRequestUrl } from '../../src/logging/request-log-middleware';
 import { hashSecret } from '../../src/tokens/token-secret';
 import { TokenService } from '../../src/tokens/token-service';
+import { PRICED_STATUS } from '../support/mcp-test-app';
 
 const ACCEPT = 'application/json, text/event-stream';
 const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'rate_limit_status', arguments: {} } });
@@ -91,7 +92,7 @@ describe('the real app with the file token store', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   test('logs every decision with token id and shared:false, the 429 too, and never the secret', async () => {
-    const config = loadConfig({ RATE_LIMIT_PER_MINUTE: '2', TOKENS_FILE: path.join(dir, 'tokens.json'), LOG_FORMAT: 'json', GOOGLE_CLOUD_PROJECT: 'demo-firelimit' });
+    const config = loadConfig({ ...PRICED_STATUS, RATE_LIMIT_PER_MINUTE: '2', TOKENS_FILE: path.join(dir, 'tokens.json'), LOG_FORMAT: 'json', GOOGLE_CLOUD_PROJECT: 'demo-firelimit' });
     const captured = capturedServiceLogger();
     const service = await buildService(config, { logger: captured.logger });
     const { app } = service;

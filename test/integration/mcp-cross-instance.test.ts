@@ -5,6 +5,7 @@ import { FileTokenStore } from '../../src/tokens/file-token-store';
 import { TokenService } from '../../src/tokens/token-service';
 import { startAppWorker, type AppWorker } from '../support/app-worker';
 import { rtdbForTests, type RtdbTestServer } from '../support/rtdb-server';
+import { PRICED_STATUS } from '../support/mcp-test-app';
 
 /**
  * Three firelimit processes (real app, real auth on one shared token file,
@@ -37,6 +38,7 @@ beforeAll(async () => {
   tokenId = created.token.id;
 
   const env = {
+    ...PRICED_STATUS,
     RATE_LIMIT_PER_MINUTE: String(LIMIT),
     // Fail closed with a long deadline: a slow transaction must show up as a 503, never as an extra success.
     RATE_LIMIT_FAILURE_POLICY: 'fail-closed',

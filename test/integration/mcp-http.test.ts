@@ -5,7 +5,7 @@ import { createApp } from '../../src/service/create-app';
 import type { RateLimiter } from '../../src/limiter/rate-limiter';
 import { createCapturingLogger } from '../support/capturing-logger';
 import { defineTool } from '../../src/mcp/tool-registry';
-import { buildTestApp, GOOD_SECRET, standInAuth, TEST_TOKEN, type TestApp } from '../support/mcp-test-app';
+import { buildTestApp, GOOD_SECRET, PRICED_STATUS, standInAuth, TEST_TOKEN, type TestApp } from '../support/mcp-test-app';
 
 /** The HTTP edges of /mcp, request by request. */
 const NOW_MS = 1_699_999_990_000; // 10 s into the minute window that ends at 1_700_000_040_000
@@ -211,7 +211,7 @@ describe('failures', () => {
   });
 
   test('a limiter fault is a 500 JSON-RPC internal error with no stack trace or error text, in the body or the log', async () => {
-    const config = loadConfig({});
+    const config = loadConfig({...PRICED_STATUS });
     const logger = createCapturingLogger();
     const secretText = 'redis://user:hunter2@cache.internal:6379';
     const limiter: RateLimiter = {

@@ -7,6 +7,7 @@ import { TokenService } from '../../src/tokens/token-service';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 import { rtdbForTests, type RtdbTestServer } from '../support/rtdb-server';
 import { startReadyServer, type ServerProcess } from '../support/server-process';
+import { PRICED_STATUS } from '../support/mcp-test-app';
 
 /**
  * The real entry point (src/server.ts, configured only by environment, as on
@@ -80,6 +81,7 @@ test('two server processes on RATE_LIMIT_BACKEND=rtdb share one per-token count'
       RATE_LIMIT_BACKEND: 'rtdb',
       FIREBASE_DATABASE_URL: rtdb.databaseUrl,
       FIREBASE_DATABASE_EMULATOR_HOST: rtdb.host,
+      ...PRICED_STATUS,
       RATE_LIMIT_PER_MINUTE: String(LIMIT),
       TOKENS_FILE: path.join(dir, 'tokens.json'),
     };
@@ -98,6 +100,7 @@ test('two server processes on RATE_LIMIT_BACKEND=redis share one per-token count
     const env = {
       RATE_LIMIT_BACKEND: 'redis',
       REDIS_URL: redis.url,
+      ...PRICED_STATUS,
       RATE_LIMIT_PER_MINUTE: String(LIMIT),
       TOKENS_FILE: path.join(dir, 'tokens.json'),
     };

@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config/config';
 import { silentLogger } from '../../src/shared/logger';
 import { buildService, type Service } from '../../src/service/build-service';
 import { TokenService } from '../../src/tokens/token-service';
+import { PRICED_STATUS } from '../support/mcp-test-app';
 
 // buildService passes one clock to everything that reads time: a test says "now is T" once.
 const WINDOW_START_MS = 29_000_000 * 60_000;
@@ -17,7 +18,7 @@ const clock = { nowMs: WINDOW_START_MS + 10_000 };
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'firelimit-clock-'));
   clock.nowMs = WINDOW_START_MS + 10_000;
-  service = await buildService(loadConfig({ TOKENS_FILE: path.join(dir, 'tokens.json'), TOKEN_CACHE_TTL_MS: '30000' }), { logger: silentLogger, clock: () => clock.nowMs });
+  service = await buildService(loadConfig({ TOKENS_FILE: path.join(dir, 'tokens.json'), TOKEN_CACHE_TTL_MS: '30000' , ...PRICED_STATUS }), { logger: silentLogger, clock: () => clock.nowMs });
 });
 afterEach(async () => {
   await service.release();

@@ -7,6 +7,7 @@ import { buildService, type Service } from '../../src/service/build-service';
 import { silentLogger } from '../../src/shared/logger';
 import { FileTokenStore } from '../../src/tokens/file-token-store';
 import { TokenService } from '../../src/tokens/token-service';
+import { PRICED_STATUS } from '../support/mcp-test-app';
 
 /**
  * Two service instances share one token store, as Cloud Run instances share
@@ -28,6 +29,7 @@ const instances: Service[] = [];
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'firelimit-propagation-'));
   config = loadConfig({
+    ...PRICED_STATUS,
     RATE_LIMIT_PER_MINUTE: '120',
     RATE_LIMIT_TIERS: 'pro=600',
     TOKEN_CACHE_TTL_MS: String(TTL_MS),

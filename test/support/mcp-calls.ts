@@ -9,6 +9,8 @@ export interface StatusPolicy {
   readonly burst?: number;
   readonly remaining: number;
   readonly resetAt: string;
+  /** tier, free, rule or tool (ADR 0027). */
+  readonly scope?: string;
 }
 
 /** The rate_limit_status tool's structured result (the fields these tests read). */

@@ -51,11 +51,20 @@ export interface TestApp {
 }
 
 /**
+ * rate_limit_status is free by default (ADR 0027); the suites that count
+ * calls by calling it, and read their own figures from it, price it at one
+ * unit. test/integration/call-policies-http.test.ts holds the free default.
+ */
+export const PRICED_STATUS = { RATE_LIMIT_TOOL_COSTS: 'rate_limit_status=1' } as const;
+
+/**
  * The service as buildService composes it (memory backend unless `env` says
- * otherwise), with standInAuth in front of /mcp instead of the token store.
+ * otherwise), with standInAuth in front of /mcp instead of the token store,
+ * and rate_limit_status priced at 1 (PRICED_STATUS) unless `env` says otherwise.
  */
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const config: Config = loadConfig({ RATE_LIMIT_PER_MINUTE: '120', ...options.env });
+  const servesStatus = options.tools === undefined || options.tools.some((tool) => tool.name === 'rate_limit_status');
+  const config: Config = loadConfig({ RATE_LIMIT_PER_MINUTE: '120', ...(servesStatus ? PRICED_STATUS : {}), ...options.env });
   const logger = createCapturingLogger();
   const service = await buildService(config, {
     logger,

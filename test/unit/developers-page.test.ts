@@ -2,6 +2,8 @@ import express from 'express';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config/config';
 import { createDevelopersHandler, renderDevelopersPage } from '../../src/developers/developers-page';
+import { describePolicy } from '../../src/limiter/describe-policy';
+import type { RateLimitPolicy } from '../../src/limiter/policy';
 
 const BASE_URL = 'https://firelimit-abc123-ew.a.run.app';
 
@@ -145,5 +147,31 @@ describe('createDevelopersHandler', () => {
     expect(res.status).toBe(200);
     expect(res.text).toContain(`http://localhost:${config.port}/mcp`);
     expect(res.text).not.toContain('<b>x');
+  });
+});
+
+describe('renderDevelopersPage: costs, free calls and rules', () => {
+  it('lists the free methods and tools, the free limit, every tool cost and every rule from the same config the charges use', () => {
+    const config = loadConfig(
+      { RATE_LIMIT_FREE_PER_MINUTE: '321', RATE_LIMIT_TOOL_COSTS: 'whoami=4', LIMITS_FILE: 'l.json' },
+      {
+        readFile: () =>
+          JSON.stringify({
+            rules: [
+              { name: 'whoami-per-minute', match: { tool: 'whoami' }, limits: [{ limit: 9, window: '1m' }] },
+              { name: 'try-reads', match: { method: 'resources/read' }, limits: [{ algorithm: 'token-bucket', limit: 30, window: '1m', burst: 5 }], shadow: true },
+            ],
+          }),
+      },
+    );
+    const page = renderDevelopersPage(config, { baseUrl: BASE_URL });
+    expect(figure(page, 'free-limit')).toBe('321');
+    expect(figure(page, 'cost-whoami')).toBe('4');
+    const ruleLimit = config.rateLimit.calls.rules[0]?.limits?.[0];
+    expect(ruleLimit).toMatchObject({ limit: 9, windowMs: 60_000 });
+    expect(figure(page, 'rule-limit-whoami-per-minute-whoami-per-minute')).toBe(describePolicy(ruleLimit as RateLimitPolicy).words);
+    expect(page).toContain('<code>try-reads</code> (shadow: reported, not enforced)');
+    for (const method of ['initialize', 'ping', 'tools/list', 'notifications/*', 'resources/templates/list', 'prompts/list']) expect(page).toContain(`<code>${method}</code>`);
+    expect(page).toContain('<code>rate_limit_status</code>');
   });
 });

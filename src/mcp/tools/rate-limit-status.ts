@@ -11,6 +11,10 @@ const policySchema = z.object({
   promise: z.string().describe('What the policy promises, in plain words.'),
   remaining: z.number().int().describe('Calls left under this policy after this call.'),
   resetAt: z.string().describe('ISO 8601 time at which this policy is whole again.'),
+  scope: z.string().optional().describe('tier (your tier or an override of it, counted in units), free (free calls: handshakes, pings, this tool), rule or tool (extra limits on some calls, counted in calls).'),
+  source: z.string().optional().describe('What set this limit: tier, fallback (your tier is not configured), override (set at runtime), rule, free.'),
+  appliesTo: z.string().optional().describe('For rule and tool scopes: which calls it holds (the rule name, the tool).'),
+  shadow: z.boolean().optional().describe('True: decided and reported, never enforced.'),
 });
 
 const outputSchema = {
@@ -28,21 +32,25 @@ const outputSchema = {
 };
 
 /**
- * The caller's own limit as of this call. It reads the decision the limiter
- * already made for this request (this call is counted once, not twice), so
- * `remaining` is what the next request starts from.
+ * The caller's own limits as of this call: every scope that holds it, each
+ * with what is left (the charged decision where this request spent, a cost-0
+ * read elsewhere), so `remaining` is what the next request starts from.
  */
 export const rateLimitStatusTool = defineTool<Record<string, never>, typeof outputSchema>({
   name: 'rate_limit_status',
   title: 'Rate limit status',
   description:
-    "Your token's rate limit right now: limit, requests remaining in this window (this call included), when the window resets, and whether the figure is shared by every instance.",
+    "Your token's rate limits right now: every limit that holds you (your tier, free calls, per-tool rules, overrides) with what is left in each, when they reset, and whether the figures are shared by every instance. This call is free.",
   outputSchema,
   annotations: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },
-  run(_args, { token, decision, limiter, tier, clock }) {
+  async run(_args, { token, decision: charged, limiter, tier, clock, budgets }) {
     const nowMs = clock();
+    const scopes = budgets === undefined ? undefined : await budgets();
+    // The top-level figures are the tier's (or its override's): the budget integrators plan with.
+    const decision = scopes?.find((b) => b.scope.scope === 'tier' && !b.scope.shadow)?.decision ?? charged;
     const resetInSeconds = Math.max(0, Math.ceil((decision.resetAtMs - nowMs) / 1000));
     const windowSeconds = Math.round(decision.windowMs / 1000);
+    const listed = scopes ?? [{ scope: undefined, decision: { ...charged, policies: charged.policies.slice(0, tier.policies.length) } }];
     const structured = {
       tokenId: token.id,
       tier: tier.name,
@@ -54,20 +62,30 @@ export const rateLimitStatusTool = defineTool<Record<string, never>, typeof outp
       shared: decision.shared,
       reason: decision.reason,
       backend: limiter.backend,
-      policies: tier.policies.map((policy, i) => {
-        const described = describePolicy(policy);
-        const outcome = decision.policies[i];
-        return {
-          name: described.name,
-          algorithm: described.algorithm,
-          limit: described.limit,
-          windowSeconds: described.windowSeconds,
-          ...(described.burst !== undefined ? { burst: described.burst } : {}),
-          promise: described.words,
-          remaining: outcome?.remaining ?? 0,
-          resetAt: new Date(outcome?.resetAtMs ?? decision.resetAtMs).toISOString(),
-        };
-      }),
+      policies: listed.flatMap(({ scope, decision: held }) =>
+        (scope?.policies ?? tier.policies).map((policy, i) => {
+          const described = describePolicy(policy);
+          const outcome = held.policies[i];
+          return {
+            name: described.name,
+            algorithm: described.algorithm,
+            limit: described.limit,
+            windowSeconds: described.windowSeconds,
+            ...(described.burst !== undefined ? { burst: described.burst } : {}),
+            promise: described.words,
+            remaining: outcome?.remaining ?? 0,
+            resetAt: new Date(outcome?.resetAtMs ?? held.resetAtMs).toISOString(),
+            ...(scope === undefined
+              ? {}
+              : {
+                  scope: scope.scope,
+                  source: scope.source,
+                  ...(scope.rule !== undefined || scope.tool !== undefined ? { appliesTo: [scope.rule, scope.tool].filter((x) => x !== undefined).join(' / ') } : {}),
+                  ...(scope.shadow ? { shadow: true } : {}),
+                }),
+          };
+        }),
+      ),
     };
     const source = decision.shared
       ? `This figure is shared by every instance (${limiter.backend} backend).`
@@ -76,8 +94,8 @@ export const rateLimitStatusTool = defineTool<Record<string, never>, typeof outp
       `Token ${token.id} (tier ${tier.name}): ${decision.remaining} of ${decision.limit} requests left ` +
       `in this ${windowSeconds} s window, this call included. The window resets at ${structured.resetAt} ` +
       `(in ${resetInSeconds} s). ${source}` +
-      (tier.policies.length > 1 || structured.policies[0]?.algorithm !== 'fixed-window'
-        ? ` Policies: ${structured.policies.map((p) => `${p.name}: ${p.promise} (${p.remaining} left)`).join('; ')}.`
+      (structured.policies.length > 1 || structured.policies[0]?.algorithm !== 'fixed-window'
+        ? ` Policies: ${structured.policies.map((p) => `${p.name}${p.scope === undefined || p.scope === 'tier' ? '' : ` (${p.scope}${p.appliesTo === undefined ? '' : `: ${p.appliesTo}`}${p.shadow === true ? ', shadow' : ''})`}: ${p.promise} (${p.remaining} left)`).join('; ')}.`
         : '');
     return { text, structured };
   },

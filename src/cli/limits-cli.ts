@@ -1,0 +1,259 @@
+import { parseArgs } from 'node:util';
+import { loadConfig, MINUTE_MS, type Config } from '../config/config';
+import { ConfigError } from '../config/config-error';
+import { parseDuration } from '../config/limits-file';
+import { ALGORITHM_NAMES, type AlgorithmName } from '../limiter/algorithms/algorithm';
+import { overrideIdOf, type OverrideTarget } from '../policies/limit-override';
+import { servedToolNames } from '../service/served-tools';
+import { createOverrideStore } from '../tokens/create-override-store';
+import { createTokenStore } from '../tokens/create-token-store';
+import { CorruptOverrideError, policiesOf, type LimitOverrideRecord, type LimitOverrideStore } from '../tokens/limit-override-record';
+import type { TokenStore } from '../tokens/token-record';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliStreams } from './token-cli';
+
+export const LIMITS_USAGE = `Usage: npm run limits -- <command> [options]
+
+Commands:
+  set (--token ID | --tier NAME) [--tool NAME] --per-minute N [--algorithm A] [--burst B] [--expires 24h] [--shadow] [--json]
+  set --tool NAME --per-minute N ...
+      Override a limit at runtime: a token's or a tier's figure, or (with --tool) the
+      limit on one tool's calls, for one token, one tier or every token. Every running
+      instance applies it within LIMIT_OVERRIDES_POLL_MS (5 s by default). --expires
+      (30s, 10m, 24h, 7d) makes it vanish by itself; --shadow decides and reports it
+      without enforcing it.
+  list [--json]
+      The overrides in force.
+  unset (--token ID | --tier NAME | --tool NAME) [--tool NAME] [--json]
+      Remove an override.
+
+Algorithms: ${ALGORITHM_NAMES.join(', ')} (default fixed-window); --burst only for the buckets.
+The store is the token store's: TOKEN_STORE (file | firestore) and TOKENS_FILE.
+With --json, stdout holds exactly one JSON value.
+`;
+
+export interface LimitsCliDeps {
+  readonly cwd?: string;
+  readonly clock?: () => number;
+  /** Replaces store selection (tests); default: the token store's (TOKEN_STORE). */
+  readonly openStores?: (config: Config) => Promise<OpenedStores>;
+  /** Default: the tools /mcp serves. */
+  readonly toolNames?: readonly string[];
+}
+
+export interface OpenedStores {
+  readonly overrides: LimitOverrideStore;
+  readonly tokens: TokenStore;
+  close(): Promise<void>;
+}
+
+class InputError extends Error {}
+
+interface Parsed {
+  readonly command: 'set' | 'list' | 'unset';
+  readonly target: OverrideTarget;
+  readonly perMinute?: number;
+  readonly algorithm: AlgorithmName;
+  readonly burst?: number;
+  readonly expiresMs?: number;
+  readonly shadow: boolean;
+  readonly json: boolean;
+}
+
+/** The whole command as a function, for in-process tests; returns the exit code. Bad input writes nothing. */
+export async function runLimitsCli(argv: readonly string[], env: NodeJS.ProcessEnv, io: CliStreams, deps: LimitsCliDeps = {}): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    (command === undefined ? io.stderr : io.stdout).write(LIMITS_USAGE);
+    return command === undefined ? EXIT_USAGE : EXIT_OK;
+  }
+  let config: Config;
+  try {
+    config = loadConfig(env, { cwd: deps.cwd });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr.write(`${error.message}\n`);
+      return EXIT_FAILURE;
+    }
+    throw error;
+  }
+  let args: Parsed;
+  try {
+    args = parse(command, rest, config, deps.toolNames ?? servedToolNames());
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    io.stderr.write(`${error.message}\n\n${LIMITS_USAGE}`);
+    return EXIT_USAGE;
+  }
+  const clock = deps.clock ?? Date.now;
+  const opened = await (deps.openStores ?? openConfiguredStores)(config);
+  try {
+    return await run(args, opened, config, clock, io);
+  } catch (error) {
+    if (error instanceof InputError) {
+      io.stderr.write(`${error.message}\n`);
+      return EXIT_USAGE;
+    }
+    io.stderr.write(`limits ${args.command} failed: ${error instanceof CorruptOverrideError ? error.message : ((error as Error).message ?? String(error))}\n`);
+    return EXIT_FAILURE;
+  } finally {
+    await opened.close();
+  }
+}
+
+function parse(command: string, rest: readonly string[], config: Config, toolNames: readonly string[]): Parsed {
+  if (command !== 'set' && command !== 'list' && command !== 'unset') throw new InputError(`Unknown command ${JSON.stringify(command)}.`);
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...rest],
+      options: {
+        token: { type: 'string' },
+        tier: { type: 'string' },
+        tool: { type: 'string' },
+        'per-minute': { type: 'string' },
+        algorithm: { type: 'string' },
+        burst: { type: 'string' },
+        expires: { type: 'string' },
+        shadow: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+      },
+      allowPositionals: false,
+      strict: true,
+    }));
+  } catch (error) {
+    throw new InputError((error as Error).message);
+  }
+  const allowed = { set: ['token', 'tier', 'tool', 'per-minute', 'algorithm', 'burst', 'expires', 'shadow', 'json'], list: ['json', 'shadow'], unset: ['token', 'tier', 'tool', 'json', 'shadow'] }[command];
+  const misplaced = Object.keys(values).find((flag) => !allowed.includes(flag) || (flag === 'shadow' && command !== 'set' && values.shadow === true));
+  if (misplaced !== undefined) throw new InputError(`${command} does not take --${misplaced}.`);
+  const target: OverrideTarget = {
+    ...(values.token !== undefined ? { tokenId: values.token } : {}),
+    ...(values.tier !== undefined ? { tier: values.tier } : {}),
+    ...(values.tool !== undefined ? { tool: values.tool } : {}),
+  };
+  const base = { command: command as Parsed['command'], target, algorithm: 'fixed-window' as AlgorithmName, shadow: values.shadow === true, json: values.json === true };
+  if (command === 'list') return base;
+  if (target.tokenId !== undefined && target.tier !== undefined) throw new InputError('Give --token or --tier, not both.');
+  if (target.tokenId === undefined && target.tier === undefined && target.tool === undefined) throw new InputError(`${command} needs --token ID, --tier NAME or --tool NAME.`);
+  if (target.tier !== undefined && !config.rateLimit.tiers.some((t) => t.name === target.tier)) {
+    throw new InputError(`No tier is named ${JSON.stringify(target.tier)}; tiers: ${config.rateLimit.tiers.map((t) => t.name).join(', ')}.`);
+  }
+  if (target.tool !== undefined && !toolNames.includes(target.tool)) throw new InputError(`No tool is named ${JSON.stringify(target.tool)}; tools served: ${toolNames.join(', ')}.`);
+  if (command === 'unset') return base;
+
+  const perMinute = wholeNumber(values['per-minute'], '--per-minute');
+  if (perMinute === undefined) throw new InputError('set needs --per-minute N (a whole number of calls per minute, at least 1).');
+  const algorithm = values.algorithm ?? 'fixed-window';
+  if (!(ALGORITHM_NAMES as readonly string[]).includes(algorithm)) throw new InputError(`Unknown algorithm ${JSON.stringify(algorithm)}; use one of ${ALGORITHM_NAMES.join(', ')}.`);
+  const burst = wholeNumber(values.burst, '--burst');
+  if (burst !== undefined && algorithm !== 'token-bucket' && algorithm !== 'leaky-bucket') throw new InputError(`--burst is for token-bucket and leaky-bucket only; the algorithm is ${algorithm}.`);
+  let expiresMs: number | undefined;
+  if (values.expires !== undefined) {
+    expiresMs = parseDuration(values.expires);
+    if (expiresMs === undefined) throw new InputError(`--expires ${JSON.stringify(values.expires)} is not a duration such as 30s, 10m, 24h or 7d.`);
+  }
+  const parsed: Parsed = { ...base, perMinute, algorithm: algorithm as AlgorithmName, ...(burst !== undefined ? { burst } : {}), ...(expiresMs !== undefined ? { expiresMs } : {}) };
+  try {
+    policiesOf({ target, algorithm: parsed.algorithm, limit: perMinute, windowMs: MINUTE_MS, ...(burst !== undefined ? { burst } : {}) });
+  } catch (error) {
+    throw new InputError((error as Error).message.replace(/^override: /, ''));
+  }
+  return parsed;
+}
+
+function wholeNumber(text: string | undefined, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw new InputError(`${flag} ${JSON.stringify(text)} must be a whole number of at least 1.`);
+  return Number(text);
+}
+
+async function run(args: Parsed, stores: OpenedStores, config: Config, clock: () => number, io: CliStreams): Promise<number> {
+  const out = (value: unknown) => io.stdout.write(`${JSON.stringify(value)}\n`);
+  const nowMs = clock();
+  switch (args.command) {
+    case 'list': {
+      const records = await stores.overrides.list(nowMs);
+      if (args.json) out({ overrides: records.map(publicView) });
+      else io.stdout.write(records.length === 0 ? 'No limit overrides in force.\n' : `${records.map(describe).join('\n')}\n`);
+      return EXIT_OK;
+    }
+    case 'set': {
+      if (args.target.tokenId !== undefined) {
+        const token = await stores.tokens.get(args.target.tokenId);
+        if (token === undefined || token.revokedAtMs !== null) throw new InputError(`No ${token === undefined ? '' : 'live '}token with id ${JSON.stringify(args.target.tokenId)}${token === undefined ? '' : ' (it is revoked)'}; list them with npm run token -- list.`);
+      }
+      const record: LimitOverrideRecord = {
+        id: overrideIdOf(args.target),
+        target: args.target,
+        algorithm: args.algorithm,
+        limit: args.perMinute as number,
+        windowMs: MINUTE_MS,
+        ...(args.burst !== undefined ? { burst: args.burst } : {}),
+        shadow: args.shadow,
+        setAtMs: nowMs,
+        expiresAtMs: args.expiresMs === undefined ? null : nowMs + args.expiresMs,
+      };
+      await stores.overrides.put(record);
+      if (args.json) out(publicView(record));
+      else io.stdout.write(`Set ${describe(record)}.\nEvery instance applies it within ${Math.round(config.tokens.overridesPollMs / 1000)} s (LIMIT_OVERRIDES_POLL_MS).\n`);
+      return EXIT_OK;
+    }
+    case 'unset': {
+      const id = overrideIdOf(args.target);
+      const removed = await stores.overrides.remove(id, nowMs);
+      if (!removed) io.stderr.write(`No override for ${id}.\n`);
+      if (args.json) out({ override: id, removed });
+      else if (removed) io.stdout.write(`Removed the override for ${id}.\n`);
+      return removed ? EXIT_OK : EXIT_FAILURE;
+    }
+  }
+}
+
+function publicView(record: LimitOverrideRecord): Record<string, unknown> {
+  return {
+    override: record.id,
+    target: record.target,
+    algorithm: record.algorithm,
+    perMinute: record.limit,
+    ...(record.burst !== undefined ? { burst: record.burst } : {}),
+    shadow: record.shadow,
+    setAt: new Date(record.setAtMs).toISOString(),
+    expiresAt: record.expiresAtMs === null ? null : new Date(record.expiresAtMs).toISOString(),
+  };
+}
+
+function describe(record: LimitOverrideRecord): string {
+  const burst = record.burst === undefined ? '' : ` burst ${record.burst}`;
+  const expires = record.expiresAtMs === null ? '' : `, until ${new Date(record.expiresAtMs).toISOString()}`;
+  return `${record.id}: ${record.limit} a minute (${record.algorithm}${burst})${record.shadow ? ', shadow' : ''}${expires}`;
+}
+
+async function openConfiguredStores(config: Config): Promise<OpenedStores> {
+  if (config.tokens.store === 'file') {
+    const [overrides, tokens] = await Promise.all([createOverrideStore(config), createTokenStore(config)]);
+    return { overrides, tokens, close: async () => void (await Promise.all([overrides.close(), tokens.close()])) };
+  }
+  const { createFirebaseApp, closeFirebaseApp } = await import('../service/firebase-app');
+  const app = createFirebaseApp(config);
+  const [overrides, tokens] = await Promise.all([createOverrideStore(config, { app }), createTokenStore(config, { app })]);
+  return {
+    overrides,
+    tokens,
+    close: async () => {
+      await Promise.all([overrides.close(), tokens.close()]);
+      await closeFirebaseApp(app);
+    },
+  };
+}
+
+if (require.main === module) {
+  runLimitsCli(process.argv.slice(2), process.env, process).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exitCode = EXIT_FAILURE;
+    },
+  );
+}

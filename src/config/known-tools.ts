@@ -1,0 +1,32 @@
+import type { PoliciesConfig } from '../policies/resolve-charges';
+import type { ConfigProblem } from './config-error';
+
+/**
+ * Costs and rules that name a tool nobody serves: a typo that would otherwise
+ * leave the real tool at 1 unit and its limit unenforced. Checked where the
+ * tools are known (the composition root), since configuration loads before.
+ */
+export function unknownToolProblems(calls: PoliciesConfig, fromEnv: ReadonlySet<string>, toolNames: readonly string[]): ConfigProblem[] {
+  const known = new Set(toolNames);
+  const served = toolNames.join(', ');
+  const problems: ConfigProblem[] = [];
+  for (const tool of calls.costs.keys()) {
+    if (known.has(tool)) continue;
+    const knob = fromEnv.has(tool) ? 'RATE_LIMIT_TOOL_COSTS' : 'LIMITS_FILE';
+    problems.push({
+      knob,
+      problem: `${knob === 'LIMITS_FILE' ? 'costs: ' : ''}no tool is named "${tool}" (tools served: ${served})`,
+      fix: `name one of the tools served (${served}), or remove ${tool}`,
+    });
+  }
+  calls.rules.forEach((rule, i) => {
+    const tool = rule.match.tool;
+    if (tool === undefined || known.has(tool)) return;
+    problems.push({
+      knob: 'LIMITS_FILE',
+      problem: `rules[${i}].match.tool: no tool is named "${tool}" (tools served: ${served})`,
+      fix: `name one of the tools served (${served}), or remove the rule "${rule.name}"`,
+    });
+  });
+  return problems;
+}

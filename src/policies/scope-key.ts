@@ -1,0 +1,31 @@
+import { encodeKeyPart } from '../limiter/key';
+
+/**
+ * Where each scope's state lives, per token. The tier's limits keep the
+ * token id itself (the layout every deployment has); every other scope gets
+ * its own key beside it, so its policies never share a stored node with the
+ * tier's (an RTDB write replaces the whole node of its key) and a rule's
+ * calls are counted apart from the tier's units. `~` never occurs in a token
+ * id (tok_ and 16 base32 characters), so no scope key is another token's id.
+ * See docs/adr/0027-call-costs-rules-and-scopes.md.
+ */
+export function tierKeyOf(tokenId: string): string {
+  return tokenId;
+}
+
+export function freeKeyOf(tokenId: string): string {
+  return `${tokenId}~free`;
+}
+
+export function ruleKeyOf(tokenId: string, ruleName: string): string {
+  return `${tokenId}~rule~${encodeKeyPart(ruleName)}`;
+}
+
+export function toolKeyOf(tokenId: string, tool: string): string {
+  return `${tokenId}~tool~${encodeKeyPart(tool)}`;
+}
+
+/** A shadow override's own key: it never touches the state of the limits it shadows. */
+export function shadowKeyOf(tokenId: string, tool: string | undefined): string {
+  return tool === undefined ? `${tokenId}~shadow` : `${tokenId}~shadow~tool~${encodeKeyPart(tool)}`;
+}

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { constants as fsConstants } from 'node:fs';
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { CorruptOverrideError, parseOverrideRecord, type LimitOverrideRecord, type LimitOverrideStore } from './limit-override-record';
+import { acquireTokenFileLock, isErrno } from './token-file-lock';
+
+/**
+ * Overrides in one JSON file, written the way the token file is (temporary
+ * file renamed into place, a lock file between processes), so the CLI and
+ * every running instance on the machine share it. Expired records are
+ * dropped from reads at once and from the file on the next write.
+ */
+export class FileOverrideStore implements LimitOverrideStore {
+  readonly path: string;
+  private writeQueue: Promise<unknown> = Promise.resolve();
+
+  constructor(filePath: string) {
+    this.path = path.resolve(filePath);
+  }
+
+  async list(nowMs: number): Promise<LimitOverrideRecord[]> {
+    return (await this.readAll()).filter((r) => r.expiresAtMs === null || r.expiresAtMs > nowMs);
+  }
+
+  put(record: LimitOverrideRecord): Promise<void> {
+    return this.mutate(record.setAtMs, (records) => ({ records: [...records.filter((r) => r.id !== record.id), record], result: undefined }));
+  }
+
+  remove(id: string, nowMs: number): Promise<boolean> {
+    return this.mutate(nowMs, (records) => {
+      const kept = records.filter((r) => r.id !== id);
+      return { records: kept, result: kept.length !== records.length };
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.writeQueue;
+  }
+
+  private async readAll(): Promise<LimitOverrideRecord[]> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) return [];
+      throw error;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new CorruptOverrideError(`${this.path}: not JSON`);
+    }
+    const list = (json as { overrides?: unknown }).overrides;
+    if (!Array.isArray(list)) throw new CorruptOverrideError(`${this.path}: expected { "version": 1, "overrides": [...] }`);
+    return list.map((value, i) => parseOverrideRecord(value, `${this.path} overrides[${i}]`));
+  }
+
+  private mutate<T>(nowMs: number, change: (live: readonly LimitOverrideRecord[]) => { records: readonly LimitOverrideRecord[]; result: T }): Promise<T> {
+    const run = this.writeQueue.then(async () => {
+      await mkdir(path.dirname(this.path), { recursive: true, mode: 0o700 });
+      const release = await acquireTokenFileLock(`${this.path}.lock`);
+      try {
+        const live = (await this.readAll()).filter((r) => r.expiresAtMs === null || r.expiresAtMs > nowMs);
+        const { records, result } = change(live);
+        await this.writeAtomically(records);
+        return result;
+      } finally {
+        await release();
+      }
+    });
+    this.writeQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writeAtomically(records: readonly LimitOverrideRecord[]): Promise<void> {
+    const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const handle = await open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
+    try {
+      await handle.writeFile(`${JSON.stringify({ version: 1, overrides: records }, null, 2)}\n`, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await rename(temp, this.path);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    }
+  }
+}

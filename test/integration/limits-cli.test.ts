@@ -1,0 +1,103 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../../src/cli/token-cli';
+import { runLimitsCli } from '../../src/cli/limits-cli';
+import { FileTokenStore } from '../../src/tokens/file-token-store';
+import { TokenService } from '../../src/tokens/token-service';
+
+const NOW_MS = 1_700_000_000_000;
+let dir: string;
+let env: NodeJS.ProcessEnv;
+let tokenId: string;
+let revokedId: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'firelimit-limits-cli-'));
+  env = { TOKENS_FILE: path.join(dir, 'tokens.json'), RATE_LIMIT_TIERS: 'pro=600' };
+  const store = new FileTokenStore({ path: path.join(dir, 'tokens.json') });
+  const service = new TokenService({ store, tiers: ['default', 'pro'] });
+  tokenId = (await service.create({ name: 'noisy' })).token.id;
+  revokedId = (await service.create({ name: 'gone' })).token.id;
+  await service.revoke(revokedId);
+  await store.close();
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+async function limits(args: string[], nowMs = NOW_MS) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runLimitsCli(args, env, { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } }, { cwd: dir, clock: () => nowMs });
+  return { code, stdout, stderr };
+}
+
+const overridesFile = () => path.join(dir, 'limit-overrides.json');
+
+describe('limits set / list / unset', () => {
+  test('set --token with --json prints one JSON value; list --json shows it; the file sits beside TOKENS_FILE', async () => {
+    const set = await limits(['set', '--token', tokenId, '--per-minute', '10', '--algorithm', 'token-bucket', '--burst', '3', '--expires', '24h', '--json']);
+    expect(set).toMatchObject({ code: EXIT_OK, stderr: '' });
+    expect(set.stdout.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(set.stdout)).toEqual({
+      override: `token=${tokenId}`,
+      target: { tokenId },
+      algorithm: 'token-bucket',
+      perMinute: 10,
+      burst: 3,
+      shadow: false,
+      setAt: new Date(NOW_MS).toISOString(),
+      expiresAt: new Date(NOW_MS + 86_400_000).toISOString(),
+    });
+    const list = await limits(['list', '--json']);
+    expect(JSON.parse(list.stdout).overrides).toHaveLength(1);
+    expect(JSON.parse(await readFile(overridesFile(), 'utf8')).overrides[0]).toMatchObject({ id: `token=${tokenId}`, limit: 10 });
+  });
+
+  test('set --tier, --tool alone and --token with --tool are three targets; setting one again replaces it', async () => {
+    expect((await limits(['set', '--tier', 'pro', '--per-minute', '50'])).code).toBe(EXIT_OK);
+    expect((await limits(['set', '--tool', 'whoami', '--per-minute', '5', '--shadow'])).code).toBe(EXIT_OK);
+    expect((await limits(['set', '--token', tokenId, '--tool', 'whoami', '--per-minute', '2'])).code).toBe(EXIT_OK);
+    expect((await limits(['set', '--token', tokenId, '--tool', 'whoami', '--per-minute', '3'])).code).toBe(EXIT_OK);
+    const listed = JSON.parse((await limits(['list', '--json'])).stdout).overrides as { override: string; perMinute: number; shadow: boolean }[];
+    expect(listed.map((o) => [o.override, o.perMinute, o.shadow])).toEqual([
+      ['tier=pro', 50, false],
+      ['tool=whoami', 5, true],
+      [`token=${tokenId};tool=whoami`, 3, false],
+    ]);
+    expect((await limits(['list'])).stdout).toContain('tool=whoami: 5 a minute (fixed-window), shadow');
+  });
+
+  test('unset removes one override; unsetting a missing one fails with a clear message', async () => {
+    await limits(['set', '--token', tokenId, '--per-minute', '10']);
+    expect(await limits(['unset', '--token', tokenId, '--json'])).toMatchObject({ code: EXIT_OK, stdout: `${JSON.stringify({ override: `token=${tokenId}`, removed: true })}\n` });
+    expect(await limits(['unset', '--token', tokenId])).toMatchObject({ code: EXIT_FAILURE, stderr: `No override for token=${tokenId}.\n` });
+  });
+
+  test('an override with --expires vanishes from list by itself', async () => {
+    await limits(['set', '--token', tokenId, '--per-minute', '10', '--expires', '30s']);
+    expect(JSON.parse((await limits(['list', '--json'], NOW_MS + 29_999)).stdout).overrides).toHaveLength(1);
+    expect(JSON.parse((await limits(['list', '--json'], NOW_MS + 30_000)).stdout).overrides).toEqual([]);
+  });
+
+  test.each([
+    ['an unknown token', () => ['set', '--token', 'tok_nosuchtoken00000', '--per-minute', '10'], /^No token with id "tok_nosuchtoken00000"/],
+    ['a revoked token', () => ['set', '--token', revokedId, '--per-minute', '10'], /is revoked/],
+    ['a negative figure', () => ['set', '--token', tokenId, '--per-minute=-5'], /^--per-minute "-5" must be a whole number of at least 1/],
+    ['a negative figure as a separate word', () => ['set', '--token', tokenId, '--per-minute', '-5'], /argument is ambiguous|must be a whole number/],
+    ['a zero figure', () => ['set', '--token', tokenId, '--per-minute', '0'], /^--per-minute "0" must be a whole number of at least 1/],
+    ['an unknown algorithm', () => ['set', '--token', tokenId, '--per-minute', '10', '--algorithm', 'gcra'], /^Unknown algorithm "gcra"; use one of fixed-window/],
+    ['a burst on a window', () => ['set', '--token', tokenId, '--per-minute', '10', '--burst', '2'], /^--burst is for token-bucket and leaky-bucket only/],
+    ['an unknown tier', () => ['set', '--tier', 'gold', '--per-minute', '10'], /^No tier is named "gold"; tiers: default, pro/],
+    ['an unknown tool', () => ['set', '--tool', 'serch', '--per-minute', '10'], /^No tool is named "serch"; tools served: rate_limit_status, whoami/],
+    ['a bad expiry', () => ['set', '--token', tokenId, '--per-minute', '10', '--expires', 'tomorrow'], /^--expires "tomorrow" is not a duration/],
+    ['token and tier at once', () => ['set', '--token', tokenId, '--tier', 'pro', '--per-minute', '10'], /^Give --token or --tier, not both/],
+    ['no figure', () => ['set', '--token', tokenId], /^set needs --per-minute N/],
+    ['no target', () => ['set', '--per-minute', '10'], /^set needs --token ID, --tier NAME or --tool NAME/],
+  ])('%s is a clear error and writes nothing', async (_name, args, message) => {
+    const result = await limits(args());
+    expect(result.code).toBe(EXIT_USAGE);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(message);
+    await expect(readFile(overridesFile(), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
