@@ -1,7 +1,6 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { algorithmFor } from '../limiter/decide-set';
 import { algorithmOf, type PolicySet, type RateLimitPolicy } from '../limiter/policy';
-import { JsonRpcCode, jsonRpcError, requestIdOf, type JsonRpcErrorBody } from './json-rpc-error';
+import { JsonRpcCode, jsonRpcError, type JsonRpcErrorBody } from './json-rpc-error';
 
 export interface CostProblem {
   /**
@@ -44,23 +43,4 @@ export function costProblem(cost: number, policies: PolicySet, id: JsonRpcErrorB
 function isBucket(policy: RateLimitPolicy): boolean {
   const algorithm = algorithmOf(policy);
   return algorithm === 'token-bucket' || algorithm === 'leaky-bucket';
-}
-
-export interface CostCheckOptions {
-  /** The same cost the limiter will charge. */
-  readonly cost: (req: Request, res: Response) => number;
-  /** The same policies the limiter will charge against. */
-  readonly policies: (req: Request, res: Response) => PolicySet;
-}
-
-/** Express adapter, mounted right before the per-token limiter. */
-export function createCostCheck(options: CostCheckOptions): RequestHandler {
-  return function costCheck(req: Request, res: Response, next: NextFunction): void {
-    const problem = costProblem(options.cost(req, res), options.policies(req, res), requestIdOf(req.body));
-    if (problem === undefined) {
-      next();
-      return;
-    }
-    res.status(problem.status).json(problem.body);
-  };
 }
