@@ -44,7 +44,6 @@ export default {
     'src/http/json-rpc-error.ts',
     'src/http/json-structure-scan.ts',
     'src/http/refusal-body.ts',
-    'src/config/limits-file.ts',
     'src/config/tiers-from-env.ts',
   ],
   // The machine is shared; raise with `--concurrency 2` when it is not.
