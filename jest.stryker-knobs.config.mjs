@@ -5,5 +5,5 @@ import base from './jest.config.js';
 export default {
   ...base,
   roots: ['<rootDir>/test/unit'],
-  testMatch: ['**/config.test.ts', '**/limits-config.test.ts', '**/tiers-from-env.test.ts'],
+  testMatch: ['**/config.test.ts', '**/limits-config.test.ts', '**/limits-file.test.ts', '**/tiers-from-env.test.ts'],
 };

@@ -2,7 +2,7 @@
 // included: `npm run mutate:knobs`. src/config/knobs.ts is nearly all schemas; src/config/limits-file.ts's
 // schemas carry every LIMITS_FILE message (the main config's ignoreStatic would skip 48 of its 159 mutants).
 // A static mutant re-runs every test in the jest config, so that config runs only the tests that load
-// these files: test/unit/config.test.ts, limits-config.test.ts and tiers-from-env.test.ts.
+// these files: test/unit/config.test.ts, limits-config.test.ts, limits-file.test.ts, tiers-from-env.test.ts.
 import base from './stryker.config.mjs';
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
