@@ -37,6 +37,10 @@ describe('decideSet', () => {
     expect(result.decisions).toEqual([{ allowed: false, limit: 3, remaining: 0, resetAtMs: 1000, retryAfterMs: 500 }]);
   });
 
+  test('one policy refused with no state given: one state per policy, empty', () => {
+    expect(decideSet([], 500, [second], 4).states).toEqual([null]);
+  });
+
   test('every policy allows: each is charged and the set is changed', () => {
     const result = decideSet([null, null], 500, tier, 2);
     expect(result.allowed).toBe(true);
