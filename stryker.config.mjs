@@ -26,9 +26,11 @@ export default {
   tsconfigFile: 'tsconfig.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   mutate: [
-    // The other algorithms (sliding window/log, buckets) join when the stores run them (issue 8): their
-    // property tests make each mutant slow, and the list would take hours on two cores.
-    'src/limiter/algorithms/fixed-window.ts',
+    'src/limiter/algorithms/*.ts',
+    'src/limiter/decide-set.ts',
+    'src/limiter/refusal-cache.ts',
+    'src/limiter/policy-choice.ts',
+    'src/limiter/describe-policy.ts',
     'src/limiter/outage-guard.ts',
     'src/limiter/outage-ledger.ts',
     'src/limiter/rate-limiter.ts',
@@ -42,6 +44,7 @@ export default {
     'src/http/json-rpc-error.ts',
     'src/http/json-structure-scan.ts',
     'src/http/refusal-body.ts',
+    'src/config/tiers-from-env.ts',
   ],
   // The machine is shared; raise with `--concurrency 2` when it is not.
   concurrency: 1,

@@ -25,6 +25,11 @@ export function assertValidPolicySetOnce(policies: readonly RateLimitPolicy[]): 
 
 /** The set a call is held to, validated (a RangeError naming the field), the same array each time for the same input. */
 export function policySetOf(choice: PolicyChoice, fallback: PolicySet): PolicySet {
+  return chosenSet(choice) ?? fallback;
+}
+
+/** The set the choice names, or undefined when it names none. */
+function chosenSet(choice: PolicyChoice): PolicySet | undefined {
   if (choice.policy !== undefined && choice.policies !== undefined) throw new TypeError('pass policy or policies, not both');
   if (choice.policies !== undefined) {
     assertValidPolicySetOnce(choice.policies);
@@ -40,7 +45,7 @@ export function policySetOf(choice: PolicyChoice, fallback: PolicySet): PolicySe
     }
     return set;
   }
-  return fallback;
+  return undefined;
 }
 
 /** What tells two sets' states apart: their slots, in order (see stateSlotOf). */
@@ -50,6 +55,7 @@ export function setIdOf(policies: PolicySet): string {
 
 /** The set a configuration names; a TypeError when it names none. */
 export function requiredPolicySet(choice: PolicyChoice, owner: string): PolicySet {
-  if (choice.policy === undefined && choice.policies === undefined) throw new TypeError(`${owner}: policy or policies is required`);
-  return policySetOf(choice, [choice.policy as RateLimitPolicy]);
+  const set = chosenSet(choice);
+  if (set === undefined) throw new TypeError(`${owner}: policy or policies is required`);
+  return set;
 }

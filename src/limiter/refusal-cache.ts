@@ -30,7 +30,8 @@ export class RefusalCache {
   refusal(cacheKey: string, nowMs: number, policies: PolicySet, cost: number): SetDecision | undefined {
     const entry = this.entries.get(cacheKey);
     if (entry === undefined) return undefined;
-    if (cost > 0 && nowMs < entry.untilMs) {
+    // A cost-0 read is always allowed, so it falls through to the store like any call these states allow.
+    if (nowMs < entry.untilMs) {
       const result = decideSet(entry.states, nowMs, policies, cost);
       if (!result.allowed) return result;
     }

@@ -61,3 +61,31 @@ describe('leakyBucket: its promise', () => {
     assertBucketBound(leakyBucket);
   });
 });
+
+describe('leakyBucket.parseState', () => {
+  test.each<[string, unknown, LeakyBucketState | null]>([
+    ['a TAT with a remainder', { tatMs: 1000, tatRemainder: 2 }, { tatMs: 1000, tatRemainder: 2 }],
+    ['zeros', { tatMs: 0, tatRemainder: 0 }, { tatMs: 0, tatRemainder: 0 }],
+    ['extra fields are dropped', { tatMs: 1, tatRemainder: 0, x: 1 }, { tatMs: 1, tatRemainder: 0 }],
+    ['a negative TAT', { tatMs: -1, tatRemainder: 0 }, null],
+    ['a negative remainder', { tatMs: 1, tatRemainder: -1 }, null],
+    ['a fractional remainder', { tatMs: 1, tatRemainder: 0.5 }, null],
+    ['a missing remainder', { tatMs: 1 }, null],
+    ['not an object', 'tat', null],
+    ['null', null, null],
+  ])('%s', (_name, value, expected) => {
+    expect(leakyBucket.parseState(value)).toEqual(expected);
+  });
+});
+
+describe('leakyBucket.expiresAtMs: the first whole ms at or after TAT', () => {
+  const params = { limit: 3, windowMs: 1000 };
+  test.each<[string, LeakyBucketState, number]>([
+    ['a whole-ms TAT', { tatMs: 1000, tatRemainder: 0 }, 1000],
+    ['a third of a ms past it rounds up', { tatMs: 1000, tatRemainder: 1 }, 1001],
+    ['a remainder of whole ms is carried first', { tatMs: 1000, tatRemainder: 7 }, 1003],
+    ['a remainder of exactly whole ms', { tatMs: 1000, tatRemainder: 6 }, 1002],
+  ])('%s', (_name, state, expected) => {
+    expect(leakyBucket.expiresAtMs(state, params)).toBe(expected);
+  });
+});

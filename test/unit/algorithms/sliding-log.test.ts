@@ -94,3 +94,32 @@ describe('slidingLog: its promise', () => {
     );
   });
 });
+
+describe('slidingLog.parseState', () => {
+  test.each<[string, unknown, SlidingLogState | null]>([
+    ['an empty log', { entries: [] }, { entries: [] }],
+    ['ascending entries of whole units', { entries: [[0, 1], [5, 3]] }, { entries: [[0, 1], [5, 3]] }],
+    ['extra fields are dropped', { entries: [[5, 1]], other: 1 }, { entries: [[5, 1]] }],
+    ['entries that are not a list', { entries: { 0: [5, 1] } }, null],
+    ['an entry that is not a pair', { entries: [[5, 1, 2]] }, null],
+    ['an entry of one number', { entries: [[5]] }, null],
+    ['an entry that is not a list', { entries: ['5,1'] }, null],
+    ['a negative timestamp', { entries: [[-1, 1]] }, null],
+    ['a fractional timestamp', { entries: [[1.5, 1]] }, null],
+    ['zero units', { entries: [[5, 0]] }, null],
+    ['fractional units', { entries: [[5, 1.5]] }, null],
+    ['two entries at the same ms', { entries: [[5, 1], [5, 2]] }, null],
+    ['entries out of order', { entries: [[6, 1], [5, 2]] }, null],
+    ['a bad entry after good ones', { entries: [[1, 1], [2, 1], [3, 'x']] }, null],
+    ['not an object', 'entries', null],
+    ['null', null, null],
+  ])('%s', (_name, value, expected) => {
+    expect(slidingLog.parseState(value)).toEqual(expected);
+  });
+
+  test('a log of up to 100 000 entries is read; a longer one is junk (no limit allows that many)', () => {
+    const entries = Array.from({ length: 100_000 }, (_, i) => [i, 1]);
+    expect(slidingLog.parseState({ entries })?.entries).toHaveLength(100_000);
+    expect(slidingLog.parseState({ entries: [...entries, [100_000, 1]] })).toBeNull();
+  });
+});

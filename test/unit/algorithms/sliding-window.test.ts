@@ -83,3 +83,19 @@ describe('slidingWindow: its promise', () => {
     );
   });
 });
+
+describe('slidingWindow.parseState', () => {
+  test.each<[string, unknown, SlidingWindowState | null]>([
+    ['three whole numbers', { windowNumber: 7, count: 2, previousCount: 3 }, { windowNumber: 7, count: 2, previousCount: 3 }],
+    ['zeros', { windowNumber: 0, count: 0, previousCount: 0 }, { windowNumber: 0, count: 0, previousCount: 0 }],
+    ['extra fields are dropped', { windowNumber: 1, count: 1, previousCount: 1, x: 1 }, { windowNumber: 1, count: 1, previousCount: 1 }],
+    ['a negative window', { windowNumber: -1, count: 0, previousCount: 0 }, null],
+    ['a fractional count', { windowNumber: 1, count: 0.5, previousCount: 0 }, null],
+    ['a negative previous count', { windowNumber: 1, count: 0, previousCount: -1 }, null],
+    ['a missing previous count', { windowNumber: 1, count: 0 }, null],
+    ['not an object', 3, null],
+    ['null', null, null],
+  ])('%s', (_name, value, expected) => {
+    expect(slidingWindow.parseState(value)).toEqual(expected);
+  });
+});

@@ -36,3 +36,37 @@ describe('tokenBucket: its promise', () => {
     assertBucketBound(tokenBucket);
   });
 });
+
+describe('tokenBucket.parseState', () => {
+  test.each<[string, unknown, TokenBucketState | null]>([
+    ['a full bucket', { scaledTokens: 600_000, updatedAtMs: 1000 }, { scaledTokens: 600_000, updatedAtMs: 1000 }],
+    ['a debt is negative tokens', { scaledTokens: -5000, updatedAtMs: 0 }, { scaledTokens: -5000, updatedAtMs: 0 }],
+    ['the deepest debt', { scaledTokens: -Number.MAX_SAFE_INTEGER, updatedAtMs: 0 }, { scaledTokens: -Number.MAX_SAFE_INTEGER, updatedAtMs: 0 }],
+    ['extra fields are dropped', { scaledTokens: 1, updatedAtMs: 2, x: 3 }, { scaledTokens: 1, updatedAtMs: 2 }],
+    ['fractional tokens', { scaledTokens: 1.5, updatedAtMs: 0 }, null],
+    ['a negative time', { scaledTokens: 1, updatedAtMs: -1 }, null],
+    ['a missing time', { scaledTokens: 1 }, null],
+    ['tokens as text', { scaledTokens: '1', updatedAtMs: 0 }, null],
+    ['not an object', 5, null],
+    ['null', null, null],
+  ])('%s', (_name, value, expected) => {
+    expect(tokenBucket.parseState(value)).toEqual(expected);
+  });
+});
+
+describe('tokenBucket.expiresAtMs: exactly when the bucket is full again', () => {
+  const params = { limit: 2, windowMs: 1000, burst: 3 };
+  test.each<[string, TokenBucketState, number]>([
+    ['full already: its own time', { scaledTokens: 3000, updatedAtMs: 500 }, 500],
+    ['one token short at 2 a second', { scaledTokens: 2000, updatedAtMs: 500 }, 1000],
+    ['a fraction of a ms rounds up', { scaledTokens: 1999, updatedAtMs: 500 }, 1001],
+    ['a debt is paid off first', { scaledTokens: -1000, updatedAtMs: 0 }, 2000],
+    // A tier's burst may shrink under a stored state (the slot is algorithm and window only).
+    ['a bucket stored under a larger burst is full at its own time', { scaledTokens: 5000, updatedAtMs: 500 }, 500],
+  ])('%s', (_name, state, expected) => {
+    expect(tokenBucket.expiresAtMs(state, params)).toBe(expected);
+  });
+  test('describe: the burst defaults to the limit', () => {
+    expect(tokenBucket.describe({ limit: 120, windowMs: 60_000 })).toBe('bursts of up to 120, then one call every 0.5 s');
+  });
+});
