@@ -37,6 +37,14 @@ describe('decideSet', () => {
     expect(result.decisions).toEqual([{ allowed: false, limit: 3, remaining: 0, resetAtMs: 1000, retryAfterMs: 500 }]);
   });
 
+  test('a set refused with a short states array still answers one state per policy', () => {
+    const full: FixedWindowState = { windowNumber: 0, count: 3 };
+    const result = decideSet([full], 500, tier, 1);
+    expect(result.allowed).toBe(false);
+    expect(result.states).toEqual([full, null]);
+    expect(result.changed).toBe(false);
+  });
+
   test('one policy refused with no state given: one state per policy, empty', () => {
     expect(decideSet([], 500, [second], 4).states).toEqual([null]);
   });
