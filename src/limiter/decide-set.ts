@@ -38,7 +38,8 @@ export function decideSet(states: readonly unknown[], nowMs: number, policies: P
       return (algorithms[i] as AnyAlgorithm).decide(states[i] ?? null, nowMs, policies[i] as RateLimitPolicy, 0).decision;
     });
     // One state per policy, as on every other path, even when the caller's states array was short.
-    return { decisions, allowed, states: policies.map((_policy, i) => states[i] ?? null), changed: false };
+    const kept = states.length === policies.length ? states : policies.map((_policy, i) => states[i] ?? null);
+    return { decisions, allowed, states: kept, changed: false };
   }
   const next = results.map((result, i) => result.next ?? states[i] ?? null);
   return { decisions: results.map((result) => result.decision), allowed, states: next, changed: results.some((result) => result.next !== null) };
