@@ -1,4 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/server';
+import { McpServer, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import type { Config } from '../config/config';
 import type { Logger } from '../shared/logger';
 import { registerLimitsResource } from './resources/limits-resource';
@@ -10,16 +10,23 @@ const INSTRUCTIONS =
   'firelimit enforces a per-token rate limit shared by every instance. Call rate_limit_status to see your limit, ' +
   'what is left and when it resets; on HTTP 429 wait Retry-After seconds before trying again.';
 
+export interface BuildOptions {
+  /** For the shared 2026-era server: the revision it serves. Default: none (a 2025 server, or one for the SDK's entry). */
+  readonly modernRevision?: string;
+}
+
 /**
  * One server with every tool and the limits resource registered. Only what
  * we deliver is advertised: the tool and resource lists never change while
  * the process runs, and a stateless server has no stream to announce a change
  * on, so `listChanged` is false (the SDK would otherwise claim true).
  */
-export function buildMcpServer(config: Config, tools: readonly ToolDefinition[], logger: Logger): McpServer {
+export function buildMcpServer(config: Config, tools: readonly ToolDefinition[], logger: Logger, options: BuildOptions = {}): McpServer {
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
     instructions: INSTRUCTIONS,
+    // Listing a 2026 revision is what installs server/discover and lets a connect bind the instance to that era.
+    ...(options.modernRevision === undefined ? {} : { supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, options.modernRevision] }),
   });
   registerTools(server, tools, logger);
   registerLimitsResource(server, config);

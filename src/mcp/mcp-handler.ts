@@ -10,6 +10,7 @@ import type { AuthenticatedToken } from '../tokens/token-record';
 import { buildMcpServer } from './build-mcp-server';
 import { authInfoFor } from './call-context';
 import { LegacyExchange } from './legacy-exchange';
+import { isPlainModernRequest, MODERN_REVISION, ModernExchange } from './modern-exchange';
 import { McpServerPool } from './mcp-server-pool';
 import type { ToolContext, ToolDefinition } from './tool-registry';
 import { tools as defaultTools } from './tools';
@@ -39,14 +40,16 @@ export interface McpHandler extends RequestHandler {
  * Stateless Streamable HTTP, both protocol eras, JSON answers: any instance
  * can answer any call and nothing outlives the response.
  *
- * - 2026-07-28 (`server/discover`, a `_meta` envelope on every request): the
- *   SDK's own `createMcpHandler`, modern-only, with its full validation ladder.
+ * - 2026-07-28 (`server/discover`, a `_meta` envelope on every request): a
+ *   plain request (./modern-exchange) on one server built and connected at
+ *   boot; anything else, and anything the SDK's ladder refuses there, through
+ *   the SDK's own `createMcpHandler`, modern-only, on pooled servers.
  * - 2025-03-26 .. 2025-11-25 (initialize handshake): one server, built and
  *   connected at boot, answering every caller (./legacy-exchange), JSON.
  *
- * Nothing is built per request: the 2025 server once, the 2026 servers once
- * each and pooled (./mcp-server-pool; the SDK's entry needs an unconnected
- * server per exchange). Each call's token and decision reach the tools
+ * Nothing is built per request: the two shared servers once, the entry's
+ * servers once each and pooled (./mcp-server-pool; the SDK's entry needs an
+ * unconnected server per exchange). Each call's token and decision reach the tools
  * through the request's AuthInfo (./call-context), never through the server.
  */
 export function createMcpHandler(options: McpHandlerOptions): McpHandler {
@@ -58,8 +61,9 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     options.logger.debug('MCP transport rejected a request', { event: 'mcp.transport_error', error: error.message });
   };
   const modern = createSdkMcpHandler(() => modernPool.acquire(), { legacy: 'reject', onerror });
-  // Connecting our own transport completes at once; the promise is kept so no request can overtake it.
+  // Connecting our own transports completes at once; the promises are kept so no request can overtake them.
   const legacy = LegacyExchange.connect(build(), onerror);
+  const shared = ModernExchange.connect(buildMcpServer(options.config, tools, options.logger, { modernRevision: MODERN_REVISION }), onerror);
 
   const handler = async function mcpHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
     const token = tokenOf(res);
@@ -87,6 +91,14 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
 
     try {
       if (era === 'modern') {
+        if (isPlainModernRequest(req.headers, req.body)) {
+          const answer = await (await shared).answer(req.body, authInfo, abort.signal);
+          if (answer.status === 'abandoned') return;
+          if (answer.status === 200) {
+            sendJson(res, answer.body);
+            return;
+          }
+        }
         await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: req.body }));
         return;
       }
@@ -96,10 +108,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
         res.status(202).end();
         return;
       }
-      // Straight to Node, not res.json(): Express would hash every answer for an ETag no POST is revalidated with.
-      res.statusCode = 200;
-      res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      res.end(JSON.stringify(answer.body));
+      sendJson(res, answer.body);
     } catch (error) {
       if (res.headersSent) {
         res.destroy();
@@ -108,5 +117,12 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       next(error);
     }
   };
-  return Object.assign(handler, { serversBuilt: () => 1 + modernPool.built });
+  return Object.assign(handler, { serversBuilt: () => 2 + modernPool.built });
+}
+
+/** Straight to Node, not res.json(): Express would hash every answer for an ETag no POST is revalidated with. */
+function sendJson(res: Response, body: unknown): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(body));
 }
