@@ -48,7 +48,7 @@ describe('parseLimitsFile: the schema’s messages, each naming its field', () =
       'tiers.pro.limits: a tier holds at most 8 limits',
     ],
     ['tiers that are a list', JSON.stringify({ tiers: [] }), 'tiers: expected an object of tiers by name'],
-    ['no tiers at all', JSON.stringify({}), 'tiers: expected an object of tiers by name'],
+    ['tiers that are not an object', JSON.stringify({ tiers: [] }), 'tiers: expected an object of tiers by name'],
     ['an unknown field on a tier', withTiers({ pro: { limits: [{ limit: 5, window: '1m' }], rules: [] } }), 'tiers.pro: unknown field "rules"'],
     ['two unknown fields on a limit', oneLimit({ limit: 5, window: '1m', max: 1, min: 2 }), 'tiers.pro.limits[0]: unknown field "max", "min"'],
   ])('%s', (_name, text, problem) => {
@@ -132,6 +132,8 @@ describe('parseLimitsFile: the tiers it builds', () => {
     });
     expect(parseLimitsFile(text, { algorithm: 'sliding-window' })).toStrictEqual({
       ok: true,
+      costs: new Map(),
+      rules: [],
       tiers: [
         { name: 'solo', policies: [{ name: 'solo', algorithm: 'sliding-window', limit: 5, windowMs: 30_000 }] },
         { name: 'named', policies: [{ name: 'my-limit', algorithm: 'sliding-window', limit: 5, windowMs: 30_000 }] },
@@ -149,7 +151,11 @@ describe('parseLimitsFile: the tiers it builds', () => {
   });
 
   test('an empty object of tiers is a valid file with no tiers', () => {
-    expect(parseLimitsFile(withTiers({}), fixedWindow)).toEqual({ ok: true, tiers: [] });
+    expect(parseLimitsFile(withTiers({}), fixedWindow)).toEqual({ ok: true, tiers: [], costs: new Map(), rules: [] });
+  });
+
+  test('a file without tiers is valid (rules or costs alone): no tiers', () => {
+    expect(parseLimitsFile(JSON.stringify({}), fixedWindow)).toEqual({ ok: true, tiers: [], costs: new Map(), rules: [] });
   });
 
   test('a 64-character tier name and limit name are accepted', () => {

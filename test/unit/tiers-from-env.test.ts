@@ -12,7 +12,7 @@ function tiers(knobs: Partial<TierKnobs>, options: { env?: NodeJS.ProcessEnv; fi
   const problems: ConfigProblem[] = [];
   const v = { ...defaults, ...knobs } as KnobValues;
   const result = tiersOf(options.env ?? {}, v, '/srv/limits.json', () => options.file ?? '', problems);
-  return { tiers: result, problems };
+  return { tiers: result.tiers, problems };
 }
 
 const fileWith = (tierMap: unknown): string => JSON.stringify({ tiers: tierMap });
