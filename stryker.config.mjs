@@ -27,6 +27,8 @@ export default {
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   mutate: [
     'src/limiter/algorithms/*.ts',
+    'src/policies/*.ts',
+    'src/limiter/upstream/*.ts',
     'src/limiter/decide-set.ts',
     'src/limiter/refusal-cache.ts',
     'src/limiter/policy-choice.ts',
