@@ -65,6 +65,28 @@ describe.each(['memory', 'rtdb', 'redis'] as const)('the %s upstream store', (na
     );
   });
 
+  test('a holder who claimed its slot through the other instance and comes back early with a clock behind is queued afresh, not told its old slot (seed 213768357)', async () => {
+    // The property's counterexample on RTDB: the 4th call was decided on the first instance's listened
+    // view, which had not yet been sent the claim made through the other one. Replayed on fresh keys,
+    // since whether the push has arrived is a race; before the fix most replays lost it.
+    const b = backend(name);
+    const me = caller(0);
+    for (let replay = 0; replay < 20; replay++) {
+      const key = freshKey();
+      expect((await b.store.schedule(key, BASE_MS, me, POLICY)).outcome).toEqual({ status: 'run', claimed: false });
+      expect((await b.store.schedule(key, BASE_MS - 1, me, POLICY)).outcome).toEqual({ status: 'reserved', slotAtMs: BASE_MS + 4445, retryAfterMs: 4446 });
+      expect((await b.other.schedule(key, BASE_MS + 4445, me, POLICY)).outcome).toEqual({ status: 'run', claimed: true });
+      // The claim left the cursor at slot + grace + T = BASE_MS + 9889.4; a new caller's slot is its ceiling.
+      const back = await b.store.schedule(key, BASE_MS - 2, me, POLICY);
+      expect({ replay, outcome: back.outcome, queued: back.state?.reservations, count: back.state?.count }).toEqual({
+        replay,
+        outcome: { status: 'reserved', slotAtMs: BASE_MS + 9890, retryAfterMs: 9892 },
+        queued: [{ holder: holderIdOf(me), slotAtMs: BASE_MS + 9890 }],
+        count: 3,
+      });
+    }
+  });
+
   test('twelve callers in the same millisecond on two instances: one runs, the queue fills slot by slot, the rest are rejected; no slot is handed out twice', async () => {
     const b = backend(name);
     const key = freshKey();

@@ -5,7 +5,6 @@ import { assertValidUpstreamPolicy, type UpstreamPolicy } from '../upstream/upst
 import type { UpstreamQuotaStore, UpstreamScheduled } from '../upstream/upstream-quota-store';
 import { scheduleUpstream, type UpstreamScheduleResult } from '../upstream/upstream-schedule';
 import { formatUpstreamState, parseUpstreamState } from '../upstream/upstream-state';
-import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
 import { ListenerCache } from './rtdb-listener-cache';
 
 export interface RtdbUpstreamQuotaStoreOptions {
@@ -19,7 +18,7 @@ export interface RtdbUpstreamStats {
   readonly transactionsStarted: number;
   /** Update-function runs, first runs included: runs − started = the retries contention caused. */
   readonly updateRuns: number;
-  /** No-write answers written back unchanged because the client's view could not be trusted. */
+  /** No-write answers written back unchanged for the server to confirm: every one that reached the database. */
   readonly confirmingWrites: number;
 }
 
@@ -31,12 +30,18 @@ export interface RtdbUpstreamStats {
  * so two instances can never hand out the same slot: the loser re-runs on
  * the winner's state.
  *
- * A no-write answer (a rejection, a reservation asked for early) is taken on
- * the client's view only when a listener keeps that view current and no
- * other transaction of ours is pending on the node, as RtdbWindowStore does;
- * the cursor only moves forward, so a rejection for waiting too long on such
- * a view is still true. Otherwise the value is written back unchanged and the
- * server's hash check confirms it.
+ * A no-write answer (a rejection, a reservation asked for early) is always
+ * written back unchanged, so the server's hash check confirms the view it was
+ * decided on, or re-runs it on the server's value. Unlike RtdbWindowStore it
+ * is never taken on the listened view alone: "current" there only means
+ * current as of the last push, and another instance's committed write may
+ * not have arrived yet. A window count only grows, so a stale refusal stays
+ * true; here a no-write answer can be falsified by a write we have not seen:
+ * the holder claimed its slot elsewhere (it was told "reserved" for a
+ * reservation that is gone), a claim freed the queue (reservations_full), a
+ * reservation made elsewhere is the caller's (max_wait for a clock behind).
+ * Skipping the store for no-write answers is the cursor cache's job, with
+ * its staleness bound (upstream-cursor-cache.ts, ADR 0033).
  *
  * Under contention firebase retries an update up to 25 times and then fails
  * with `maxretry`; bench/upstream-hot-key-bench.ts measures where that starts.
@@ -47,7 +52,6 @@ export class RtdbUpstreamQuotaStore implements UpstreamQuotaStore {
   private readonly database: Database;
   private readonly rootPath: string;
   private readonly listeners = new ListenerCache({ maxKeys: 100, idleWindows: 2 });
-  private readonly inFlight: InFlightTransactions;
   private started = 0;
   private runs = 0;
   private confirming = 0;
@@ -57,7 +61,6 @@ export class RtdbUpstreamQuotaStore implements UpstreamQuotaStore {
     assertValidKey(options.rootPath);
     this.database = options.database;
     this.rootPath = options.rootPath;
-    this.inFlight = inFlightTransactions(options.database);
   }
 
   get stats(): RtdbUpstreamStats {
@@ -71,7 +74,8 @@ export class RtdbUpstreamQuotaStore implements UpstreamQuotaStore {
     if (this.closed) throw new Error('RtdbUpstreamQuotaStore is closed');
     const holder = holderIdOf(caller);
     const path = `${this.rootPath}/${key}`;
-    const { ref, tracksServer } = this.listeners.touch(path, () => this.database.ref(path), nowMs, Math.max(policy.windowMs, policy.maxWaitMs + policy.graceMs));
+    // The listener is kept for speed only: a first run on a current view commits in one round trip.
+    const { ref } = this.listeners.touch(path, () => this.database.ref(path), nowMs, Math.max(policy.windowMs, policy.maxWaitMs + policy.graceMs));
 
     let last: (UpstreamScheduleResult & { readonly read: ReturnType<typeof parseUpstreamState> }) | undefined;
     let confirmed = false;
@@ -82,14 +86,13 @@ export class RtdbUpstreamQuotaStore implements UpstreamQuotaStore {
       last = { ...result, read };
       confirmed = false;
       if (result.next !== null) return formatUpstreamState(result.next);
-      if (tracksServer() && this.inFlight.at(path) === 1) return undefined; // abort: no write
       confirmed = true;
       // Written back as read: the server's hash check confirms this view, or re-runs us on fresh data.
       return current;
     };
 
     this.started++;
-    await this.inFlight.around(path, () => ref.transaction(update, undefined, false));
+    await ref.transaction(update, undefined, false);
     if (confirmed) this.confirming++;
     if (last === undefined) throw new Error('RTDB transaction completed without running its update function');
     return { outcome: last.outcome, state: last.next ?? last.read };
