@@ -12,12 +12,13 @@ const LAYERS = {
   config: ['shared', 'limiter'],
   tokens: ['shared', 'limiter', 'config'],
   http: ['shared', 'limiter', 'config', 'tokens'],
-  mcp: ['shared', 'limiter', 'config', 'tokens', 'http'],
+  gateway: ['shared', 'limiter', 'config'],
+  mcp: ['shared', 'limiter', 'config', 'tokens', 'http', 'gateway'],
   logging: ['shared', 'limiter', 'config', 'http'],
-  metrics: ['shared', 'limiter', 'http'],
+  metrics: ['shared', 'limiter', 'http', 'gateway'],
   developers: ['shared', 'limiter', 'config', 'http'],
   cli: ['shared', 'limiter', 'config', 'tokens', 'service'],
-  service: ['shared', 'limiter', 'config', 'tokens', 'http', 'mcp', 'logging', 'metrics', 'developers'],
+  service: ['shared', 'limiter', 'config', 'tokens', 'http', 'mcp', 'logging', 'metrics', 'developers', 'gateway'],
 };
 /** Adapters beside http/ read what the pipeline leaves (request-locals, refusal bodies), never a middleware itself. */
 const NO_MIDDLEWARE = ['mcp', 'logging', 'developers', 'metrics'];

@@ -1,5 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import type { Config } from '../config/config';
+import type { Gateway } from '../gateway/gateway';
+import { installGatewayHandlers } from './gateway-handlers';
 import type { Logger } from '../shared/logger';
 import { registerLimitsResource } from './resources/limits-resource';
 import { registerTools, type ToolDefinition } from './tool-registry';
@@ -16,7 +18,16 @@ const INSTRUCTIONS =
  * the process runs, and a stateless server has no stream to announce a change
  * on, so `listChanged` is false (the SDK would otherwise claim true).
  */
-export function buildMcpServer(config: Config, tools: readonly ToolDefinition[], logger: Logger): McpServer {
+export function buildMcpServer(config: Config, tools: readonly ToolDefinition[], logger: Logger, gateway?: Gateway): McpServer {
+  if (gateway !== undefined) {
+    // In front of an upstream the lists are the upstream's too; they may change, but a stateless server has no stream to say so on.
+    const server = new McpServer(SERVER_INFO, {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } },
+      instructions: `${INSTRUCTIONS} The other tools are served by an upstream MCP server behind firelimit; a call of one may answer status "reserved" with a time to call again.`,
+    });
+    installGatewayHandlers(server, config, tools, gateway, logger);
+    return server;
+  }
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
     instructions: INSTRUCTIONS,

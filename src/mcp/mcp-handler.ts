@@ -1,6 +1,7 @@
 import { createMcpHandler as createSdkMcpHandler } from '@modelcontextprotocol/server';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from '../config/config';
+import type { Gateway } from '../gateway/gateway';
 import type { Tier } from '../config/tier';
 import { decisionOf, mcpEraOf, tokenOf } from '../http/request-locals';
 import type { RateLimiter } from '../limiter/rate-limiter';
@@ -25,6 +26,8 @@ export interface McpHandlerOptions {
   readonly policyFor: (token: AuthenticatedToken) => Tier;
   /** Default: every tool in ./tools. */
   readonly tools?: readonly ToolDefinition[];
+  /** UPSTREAM_MCP_URL set: the upstream served beside our own tools. */
+  readonly gateway?: Gateway;
 }
 
 /** The MCP endpoint, and how many servers it has built (the pools' peak concurrency, not a count of requests). */
@@ -48,7 +51,7 @@ export interface McpHandler extends RequestHandler {
  */
 export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   const tools = options.tools ?? defaultTools;
-  const build = () => buildMcpServer(options.config, tools, options.logger);
+  const build = () => buildMcpServer(options.config, tools, options.logger, options.gateway);
   const modernPool = new McpServerPool(build);
   const onerror = (error: Error): void => {
     // The SDK reports requests it rejects (a bad header, an unknown revision) here; its text is its own, never the caller's secret.

@@ -18,6 +18,9 @@ import { CachedTokenVerifier } from '../tokens/cached-token-verifier';
 import { createTokenStore } from '../tokens/create-token-store';
 import { MCP_SCOPE, type TokenStore } from '../tokens/token-record';
 import { closeFirebaseApp, createFirebaseApp, needsFirebase } from './firebase-app';
+import { UpstreamMetrics } from '../metrics/upstream-metrics';
+import type { Gateway } from '../gateway/gateway';
+import { createGateway } from './create-gateway';
 
 /** Everything the running service holds, built from one Config. */
 export interface Service {
@@ -29,6 +32,8 @@ export interface Service {
   readonly unauthenticatedLimiter: RateLimiter;
   readonly tokenStore: TokenStore;
   readonly metrics: LimiterMetrics;
+  /** UPSTREAM_MCP_URL set: the upstream /mcp fronts; undefined otherwise. */
+  readonly gateway: Gateway | undefined;
   /** Closes limiters, the token store and the Firebase app; call after HTTP has drained. */
   release(): Promise<void>;
 }
@@ -53,6 +58,10 @@ export interface BuildServiceOptions {
    * through the whole service only; the service never sets it.
    */
   readonly limitStore?: (spec: LimitStoreSpec) => LimitStore;
+  /** What the gateway's client sends upstream goes through this fetch; tests record it. Default global fetch. */
+  readonly upstreamFetch?: typeof fetch;
+  /** How the upstream quota waits for a near slot; tests advance an injected clock. Default setTimeout. */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -106,6 +115,22 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     const tokenStore = await createTokenStore(config, { app: firebaseApp, logger });
     opened.push(tokenStore);
 
+    let gateway: Gateway | undefined;
+    if (config.upstream !== undefined) {
+      const spec: LimitStoreSpec = { namespace: 'upstreamQuota', logger, clock: options.clock };
+      const parts = await createGateway(config.upstream, {
+        logger,
+        clock: options.clock ?? Date.now,
+        metrics: new UpstreamMetrics(metrics.registry, config.upstream.quota?.dailyBudget),
+        limitStore: async () => options.limitStore?.(spec) ?? (await createLimitStore(config, firebaseApp, spec)),
+        firebaseApp,
+        fetch: options.upstreamFetch,
+        sleep: options.sleep,
+      });
+      opened.push(parts);
+      gateway = parts.gateway;
+    }
+
     const verifier = new CachedTokenVerifier({ store: tokenStore, ttlMs: config.tokens.cacheTtlMs, clock: options.clock });
     const app = createApp({
       config,
@@ -126,6 +151,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       }),
       developersPage: createDevelopersHandler(config),
       tools: options.tools,
+      gateway,
       bodyTimeouts: options.bodyTimeouts,
       requestLogger: createRequestLogMiddleware(logger, { projectId: config.firebase.projectId }),
     });
@@ -138,6 +164,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       unauthenticatedLimiter,
       tokenStore,
       metrics,
+      gateway,
       release,
     };
   } catch (error) {

@@ -5,6 +5,7 @@ import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { createMcpHandler } from '../mcp/mcp-handler';
+import type { Gateway } from '../gateway/gateway';
 import { tokenOf } from '../http/request-locals';
 import { writeMcpRefusal } from '../mcp/mcp-refusal';
 import type { ToolDefinition } from '../mcp/tool-registry';
@@ -47,6 +48,8 @@ export interface AppDependencies {
   readonly refusedRequestLimiter?: RateLimiter;
   /** Default: every tool in src/mcp/tools. */
   readonly tools?: readonly ToolDefinition[];
+  /** UPSTREAM_MCP_URL set: the upstream /mcp fronts. */
+  readonly gateway?: Gateway;
   /** Deadlines for the /mcp body to arrive; default BODY_TIMEOUT_DEFAULTS. */
   readonly bodyTimeouts?: BodyTimeouts;
 }
@@ -135,7 +138,7 @@ export function createApp(deps: AppDependencies): express.Express {
     createMcpProtocolCheck(),
     createCostCheck({ cost: (req) => messageCount(req.body), policies: (_req, res) => policyFor(tokenOrThrow(res)).policies }),
     rateLimit,
-    createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools }),
+    createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools, gateway: deps.gateway }),
   );
   // Stateless server: no SSE stream to GET, no session to DELETE.
   app.all(MCP_PATH, (req, res) => {
