@@ -111,6 +111,8 @@ export interface UpstreamQuotaConfig {
   readonly headroom: number;
   readonly maxWaitMs: number;
   readonly dailyBudget: number | undefined;
+  /** How late a reserved caller may claim its slot; the cursor skips this much after each reservation (docs/adr/0032). */
+  readonly graceMs: number;
   /** A slot this near is waited for in the request; farther, the caller is told to come back. */
   readonly holdMs: number;
 }
@@ -278,7 +280,7 @@ function upstreamOf(v: KnobValues, cwd: string, readFile: (filePath: string) => 
     quota:
       rate === undefined
         ? undefined
-        : { limit: rate.limit, windowMs: rate.windowMs, headroom: v.UPSTREAM_HEADROOM, maxWaitMs: v.UPSTREAM_MAX_WAIT_MS, dailyBudget: v.UPSTREAM_DAILY_BUDGET, holdMs: v.UPSTREAM_HOLD_MS },
+        : { limit: rate.limit, windowMs: rate.windowMs, headroom: v.UPSTREAM_HEADROOM, maxWaitMs: v.UPSTREAM_MAX_WAIT_MS, dailyBudget: v.UPSTREAM_DAILY_BUDGET, graceMs: v.UPSTREAM_GRACE_MS, holdMs: v.UPSTREAM_HOLD_MS },
   };
 }
 

@@ -245,6 +245,10 @@ export const knobs = {
     positiveInt('a positive whole number of calls per UTC day').max(1_000_000_000).optional(),
     'set UPSTREAM_DAILY_BUDGET to the most upstream calls per UTC day, e.g. 10000, or unset it for no daily budget',
   ),
+  UPSTREAM_GRACE_MS: knob(
+    durationMs(0, 60_000).default(1000),
+    'set UPSTREAM_GRACE_MS to how late after its slot a reserved caller may come back, in ms, e.g. 1000; each reservation keeps this much of the quota unused',
+  ),
   UPSTREAM_HOLD_MS: knob(
     durationMs(0, 60_000).default(2000),
     'set UPSTREAM_HOLD_MS to the longest a call is held for its slot, in ms, e.g. 2000 (0: never hold; answer "reserved")',

@@ -45,10 +45,10 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
     const limitStore = await options.limitStore();
     closers.push(() => limitStore.close());
     const store = await createUpstreamQuotaStore(limitStore, options.firebaseApp);
-    const { limit, windowMs, headroom, maxWaitMs, dailyBudget, holdMs } = config.quota;
+    const { limit, windowMs, headroom, maxWaitMs, dailyBudget, graceMs, holdMs } = config.quota;
     quota = new UpstreamQuotaGate({
       store,
-      policy: resolveUpstreamPolicy({ limit, windowMs, headroom, maxWaitMs, dailyBudget }),
+      policy: resolveUpstreamPolicy({ limit, windowMs, headroom, maxWaitMs, dailyBudget, graceMs }),
       holdMs,
       clock: options.clock,
       sleep: options.sleep,
