@@ -7,6 +7,8 @@ import type { UpstreamState } from '../limiter/upstream/upstream-state';
 /** The one key every token's calls share: the upstream has one quota for the whole service. */
 export const UPSTREAM_QUOTA_KEY = 'upstream';
 
+const MAX_HOLDS = 4;
+
 /** What the gate lets through: run now (after a hold, `heldMs` > 0), or an answer for the caller. */
 export type GateAnswer =
   | { readonly status: 'run'; readonly heldMs: number }
@@ -49,16 +51,18 @@ export class UpstreamQuotaGate {
   async admit(caller: UpstreamCaller): Promise<GateAnswer> {
     const startedAtMs = this.options.clock();
     // Bounded: one hold normally suffices; a clock that lags the state's own can ask for a few more ms.
-    for (let round = 0; round < 4; round++) {
+    let last: GateAnswer | undefined;
+    for (let round = 0; round < MAX_HOLDS; round++) {
       const nowMs = this.options.clock();
       const { outcome, state } = await this.options.store.schedule(UPSTREAM_QUOTA_KEY, nowMs, caller, this.options.policy);
       if (outcome.status === 'run') return this.report({ status: 'run', heldMs: Math.max(0, nowMs - startedAtMs) }, state);
       if (outcome.status === 'rejected') return this.report(outcome, state);
       if (outcome.retryAfterMs > this.options.holdMs || nowMs - startedAtMs + outcome.retryAfterMs > this.options.holdMs) return this.report(outcome, state);
+      last = outcome;
       await this.sleep(outcome.retryAfterMs);
     }
-    const nowMs = this.options.clock();
-    return this.report({ status: 'reserved', slotAtMs: nowMs, retryAfterMs: 0 }, null);
+    // Still not our turn after the holds: the caller is told its slot, as if it had not been held.
+    return this.report(last as GateAnswer, null);
   }
 
   private report(answer: GateAnswer, state: UpstreamState | null): GateAnswer {
