@@ -145,6 +145,19 @@ describe('firelimit in front of an MCP server (UPSTREAM_MCP_URL)', () => {
     expect(next.structuredContent).toEqual({ echoed: 'again' });
   });
 
+  it('serves the same through a client pinned to the 2026-07-28 protocol (the pooled servers)', async () => {
+    const modern = new Client({ name: 'integrator-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await modern.connect(new StreamableHTTPClientTransport(firelimit.url, { requestInit: { headers: { Authorization: `Bearer ${GOOD_SECRET}` } } }));
+    try {
+      expect((await modern.listTools()).tools.map((t) => t.name)).toContain('echo');
+      const result = (await modern.callTool({ name: 'echo', arguments: { text: 'modern' } })) as CallToolResult;
+      expect(result.structuredContent).toEqual({ echoed: 'modern' });
+      expect(upstream.calls().at(-1)?.headers[TOKEN_ID_HEADER.toLowerCase()]).toBe(TEST_TOKEN.id);
+    } finally {
+      await modern.close();
+    }
+  });
+
   it('never logs the upstream credential or the integrator secret', () => {
     const logged = JSON.stringify(firelimit.logger.entries);
     expect(logged).not.toContain('up_cred_7c1d9e2f5a');
