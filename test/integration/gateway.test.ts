@@ -165,6 +165,30 @@ describe('firelimit in front of an MCP server (UPSTREAM_MCP_URL)', () => {
   });
 });
 
+describe("the upstream's lists are cached for UPSTREAM_LIST_TTL_MS", () => {
+  it('serves a tool added upstream only once the TTL has passed', async () => {
+    let nowMs = Date.UTC(2026, 11, 1, 12);
+    const upstream = await startUpstreamStub();
+    const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: upstream.url, UPSTREAM_LIST_TTL_MS: '60000' }, { clock: () => nowMs });
+    const client = await connect(firelimit.url);
+    try {
+      const names = async () => (await client.listTools()).tools.map((t) => t.name);
+      expect(await names()).not.toContain('added_later');
+      upstream.extraTools.push('added_later');
+      nowMs += 59_999;
+      expect(await names()).not.toContain('added_later');
+      nowMs += 1;
+      expect(await names()).toContain('added_later');
+      const called = (await client.callTool({ name: 'added_later', arguments: {} })) as CallToolResult;
+      expect(textOf(called)).toBe('added_later');
+    } finally {
+      await client.close();
+      await firelimit.stop();
+      await upstream.close();
+    }
+  });
+});
+
 describe('an upstream that is down', () => {
   it('boots, then answers lists with a JSON-RPC error and calls with a tool error that says unreachable, fast', async () => {
     const stub = await startUpstreamStub();

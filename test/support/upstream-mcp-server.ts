@@ -20,14 +20,17 @@ export interface UpstreamStub {
   readonly hits: UpstreamHit[];
   /** Only the tools/call requests. */
   calls(): UpstreamHit[];
+  /** Tools the upstream lists from its next request on (one server is built per request). */
+  readonly extraTools: string[];
   close(): Promise<void>;
 }
 
 export const UPSTREAM_TOOL_ANNOTATIONS = { readOnlyHint: true, openWorldHint: false } as const;
 
 /** A real SDK 2.x server: an `echo` tool with input/output schemas and annotations, a `slow` one, a resource and a prompt. */
-export function buildUpstreamMcpServer(): McpServer {
+export function buildUpstreamMcpServer(extraTools: readonly string[] = []): McpServer {
   const server = new McpServer({ name: 'stub-upstream', version: '1.0.0' });
+  for (const name of extraTools) server.registerTool(name, { description: `added later: ${name}` }, () => ({ content: [{ type: 'text', text: name }] }));
   server.registerTool(
     'echo',
     {
@@ -61,7 +64,8 @@ export function buildUpstreamMcpServer(): McpServer {
 
 /** The stub on an ephemeral loopback port, recording every request before the SDK answers it. */
 export async function startUpstreamStub(clock: () => number = Date.now): Promise<UpstreamStub> {
-  const handler = toNodeHandler(createMcpHandler(() => buildUpstreamMcpServer(), { legacy: 'stateless' }));
+  const extraTools: string[] = [];
+  const handler = toNodeHandler(createMcpHandler(() => buildUpstreamMcpServer(extraTools), { legacy: 'stateless' }));
   const hits: UpstreamHit[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -85,6 +89,7 @@ export async function startUpstreamStub(clock: () => number = Date.now): Promise
     url: `http://127.0.0.1:${port}/mcp`,
     port,
     hits,
+    extraTools,
     calls: () => hits.filter((hit) => hit.method === 'tools/call'),
     close: () =>
       new Promise<void>((resolve) => {
