@@ -303,8 +303,14 @@ export function describeConfig(config: Config): Record<string, unknown> {
     tokenStore: config.tokens.store,
     redisUrl: config.redis.url === undefined ? undefined : '[set]',
     // The URL is refused at boot when it carries credentials; the Authorization value is never described.
-    upstream: config.upstream === undefined ? undefined : { url: config.upstream.url, authorization: config.upstream.authorization === undefined ? 'none' : '[set]', quota: config.upstream.quota === undefined ? 'none' : `${config.upstream.quota.limit}/${config.upstream.quota.windowMs / 1000}s x ${config.upstream.quota.headroom}` },
+    upstream: config.upstream === undefined ? undefined : { url: urlWithoutQuery(config.upstream.url), authorization: config.upstream.authorization === undefined ? 'none' : '[set]', quota: config.upstream.quota === undefined ? 'none' : `${config.upstream.quota.limit}/${config.upstream.quota.windowMs / 1000}s x ${config.upstream.quota.headroom}` },
   };
+}
+
+/** A query string may carry a key (`?api_key=`): the boot line shows where, not how. */
+function urlWithoutQuery(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}${parsed.search === '' ? '' : '?[not shown]'}`;
 }
 
 function describeIssue(error: z.ZodError, raw: string | undefined): string {

@@ -206,6 +206,12 @@ describe('loadConfig: the upstream credential', () => {
     expect(config.upstream?.quota).toEqual({ limit: 15, windowMs: 60_000, headroom: 0.9, maxWaitMs: 60_000, dailyBudget: undefined, graceMs: 1000, holdMs: 2000 });
   });
 
+  it('shows the upstream URL at boot without its query string, which may hold a key', () => {
+    const config = loadConfig({ UPSTREAM_MCP_URL: 'https://mcp.example/mcp?api_key=k-abcdef123' });
+    expect(JSON.stringify(describeConfig(config))).toContain('https://mcp.example/mcp?[not shown]');
+    expect(JSON.stringify(describeConfig(config))).not.toContain('k-abcdef123');
+  });
+
   it('has no upstream without UPSTREAM_MCP_URL', () => {
     expect(loadConfig({}).upstream).toBeUndefined();
   });
