@@ -13,12 +13,13 @@ const LAYERS = {
   config: ['shared', 'limiter', 'policies'],
   tokens: ['shared', 'limiter', 'policies', 'config'],
   http: ['shared', 'limiter', 'policies', 'config', 'tokens'],
-  mcp: ['shared', 'limiter', 'policies', 'config', 'tokens', 'http'],
+  gateway: ['shared', 'limiter', 'config'],
+  mcp: ['shared', 'limiter', 'policies', 'config', 'tokens', 'http', 'gateway'],
   logging: ['shared', 'limiter', 'config', 'http'],
-  metrics: ['shared', 'limiter', 'policies', 'http'],
+  metrics: ['shared', 'limiter', 'policies', 'http', 'gateway'],
   developers: ['shared', 'limiter', 'policies', 'config', 'http'],
   cli: ['shared', 'limiter', 'policies', 'config', 'tokens', 'service'],
-  service: ['shared', 'limiter', 'policies', 'config', 'tokens', 'http', 'mcp', 'logging', 'metrics', 'developers'],
+  service: ['shared', 'limiter', 'policies', 'config', 'tokens', 'http', 'mcp', 'logging', 'metrics', 'developers', 'gateway'],
 };
 /** Adapters beside http/ read what the pipeline leaves (request-locals, refusal bodies), never a middleware itself. */
 const NO_MIDDLEWARE = ['mcp', 'logging', 'developers', 'metrics'];

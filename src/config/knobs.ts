@@ -73,13 +73,44 @@ const toolCosts = z
     return z.NEVER;
   });
 
+/** "15/min", "2/s", "1000/h", "5000/day": calls the upstream allows per window. */
+const upstreamRate = z
+  .string()
+  .optional()
+  .transform((s, ctx) => {
+    if (s === undefined) return undefined;
+    const m = /^(\d{1,7})\s*\/\s*(s|sec|second|min|minute|h|hour|d|day)$/i.exec(s);
+    const windowMs = m ? RATE_UNIT_MS[(m[2] as string).toLowerCase()] : undefined;
+    const limit = m ? Number(m[1]) : 0;
+    if (windowMs === undefined || limit < 1 || limit > 1_000_000) {
+      ctx.addIssue({ code: 'custom', message: 'expected calls/unit with 1 to 1000000 calls and a unit of s, min, h or day' });
+      return z.NEVER;
+    }
+    return { limit, windowMs };
+  });
+
+const RATE_UNIT_MS: Readonly<Record<string, number>> = { s: 1000, sec: 1000, second: 1000, min: 60_000, minute: 60_000, h: 3_600_000, hour: 3_600_000, d: 86_400_000, day: 86_400_000 };
+
+/** An http(s) URL without credentials in it: the credential has its own knob, so it can be a mounted secret and never sit in a URL that gets logged. */
+const upstreamUrl = z
+  .url({ error: 'expected an http:// or https:// URL' })
+  .optional()
+  .superRefine((s, ctx) => {
+    if (s === undefined) return;
+    const url = new URL(s);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'expected an http:// or https:// URL' });
+    else if (url.username !== '' || url.password !== '') ctx.addIssue({ code: 'custom', message: 'the URL carries credentials' });
+  });
+
 interface Knob<S extends z.ZodType> {
   readonly schema: S;
   /** What to do about a bad value; shown verbatim in the boot error. */
   readonly fix: string;
+  /** The value may hold a secret (a URL with a password): a bad one is not quoted in the boot error. */
+  readonly secret?: boolean;
 }
 
-const knob = <S extends z.ZodType>(schema: S, fix: string): Knob<S> => ({ schema, fix });
+const knob = <S extends z.ZodType>(schema: S, fix: string, secret = false): Knob<S> => ({ schema, fix, secret });
 
 /**
  * Every environment variable the service reads. README's configuration table
@@ -210,6 +241,44 @@ export const knobs = {
   REFUSED_REQUESTS_PER_MINUTE: knob(
     positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(60),
     'set REFUSED_REQUESTS_PER_MINUTE to the malformed, oversized or unsupported requests a token may send per minute per instance, e.g. 60',
+  ),
+  UPSTREAM_MCP_URL: knob(
+    upstreamUrl,
+    'set UPSTREAM_MCP_URL to the Streamable HTTP endpoint of the MCP server to front, e.g. http://127.0.0.1:3000/mcp, without credentials in it (use UPSTREAM_MCP_AUTHORIZATION), or unset it',
+    true,
+  ),
+  UPSTREAM_MCP_AUTHORIZATION: knob(z.string().optional(), 'set UPSTREAM_MCP_AUTHORIZATION to the Authorization header value the upstream expects, e.g. "Bearer <key>", or unset it'),
+  /** Wins over UPSTREAM_MCP_AUTHORIZATION when both are set, like REDIS_URL_FILE. */
+  UPSTREAM_MCP_AUTHORIZATION_FILE: knob(z.string().optional(), 'set UPSTREAM_MCP_AUTHORIZATION_FILE to a readable file (a mounted secret) holding the Authorization value, or unset it'),
+  UPSTREAM_TIMEOUT_MS: knob(
+    durationMs(100, 600_000).default(30_000),
+    'set UPSTREAM_TIMEOUT_MS to how long one upstream call may take, in ms, e.g. 30000',
+  ),
+  UPSTREAM_LIST_TTL_MS: knob(
+    durationMs(0, 3_600_000).default(60_000),
+    "set UPSTREAM_LIST_TTL_MS to how long the upstream's tool, resource and prompt lists are cached, in ms, e.g. 60000 (0: ask every time)",
+  ),
+  UPSTREAM_RATE: knob(upstreamRate, 'set UPSTREAM_RATE to the calls the upstream allows per window, e.g. 15/min or 2/s, or unset it for no upstream quota'),
+  UPSTREAM_HEADROOM: knob(
+    z.coerce.number({ error: 'expected a fraction' }).gt(0, { error: 'expected a fraction above 0 and at most 1' }).max(1, { error: 'expected a fraction above 0 and at most 1' })
+      .refine((x) => Math.abs(Math.round(x * 10_000) - x * 10_000) < 1e-6, { error: 'expected at most 4 decimals' }).default(0.9),
+    'set UPSTREAM_HEADROOM to the share of UPSTREAM_RATE to use, e.g. 0.9',
+  ),
+  UPSTREAM_MAX_WAIT_MS: knob(
+    durationMs(0, 604_800_000).default(60_000),
+    'set UPSTREAM_MAX_WAIT_MS to the farthest slot handed out, in ms, e.g. 60000; callers who would wait longer are rejected',
+  ),
+  UPSTREAM_DAILY_BUDGET: knob(
+    positiveInt('a positive whole number of calls per UTC day').max(1_000_000_000).optional(),
+    'set UPSTREAM_DAILY_BUDGET to the most upstream calls per UTC day, e.g. 10000, or unset it for no daily budget',
+  ),
+  UPSTREAM_GRACE_MS: knob(
+    durationMs(0, 60_000).default(1000),
+    'set UPSTREAM_GRACE_MS to how late after its slot a reserved caller may come back, in ms, e.g. 1000; each reservation keeps this much of the quota unused',
+  ),
+  UPSTREAM_HOLD_MS: knob(
+    durationMs(0, 60_000).default(2000),
+    'set UPSTREAM_HOLD_MS to the longest a call is held for its slot, in ms, e.g. 2000 (0: never hold; answer "reserved")',
   ),
   METRICS_PORT: knob(port.optional(), 'set METRICS_PORT to a port for /metrics (not the public PORT), or unset it'),
   LOG_FORMAT: knob(z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).optional(), 'set LOG_FORMAT to json or pretty'),

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import type { Config } from '../config/config';
 import { baseUrlOf } from '../http/base-url';
 import { clientRefusalSection } from './developers-clients';
+import { upstreamSection } from './developers-upstream';
 import { developersFacts } from './developers-facts';
 import {
   examplesSection,
@@ -48,7 +49,7 @@ the configuration the service is enforcing right now.</p>
 <nav aria-label="Sections"><ul>
 <li><a href="#limits">Limits</a></li><li><a href="#costs">Costs</a></li><li><a href="#sharing">Instances</a></li><li><a href="#headers">Headers</a></li>
 <li><a href="#429">429 and back-off</a></li><li><a href="#clients">Refusals in your client</a></li><li><a href="#tokens">Tokens</a></li>
-<li><a href="#examples">Examples</a></li>
+<li><a href="#examples">Examples</a></li>${config.upstream === undefined ? '' : html`<li><a href="#upstream">Upstream quota</a></li>`}
 </ul></nav>
 </header>
 ${summarySection(f)}
@@ -56,6 +57,7 @@ ${costsSection(f.calls)}
 ${sharingSection(f)}
 ${headersSection(f)}
 ${refusalSection(f)}
+${upstreamSection(config.upstream)}
 ${clientRefusalSection(f)}
 ${tokenSection(f)}
 ${examplesSection(f)}

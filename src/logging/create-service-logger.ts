@@ -3,6 +3,7 @@ import type { Config } from '../config/config';
 import { createCloudLogSink } from './cloud-log-sink';
 import { createLogger, type Logger } from '../shared/logger';
 import { createPrettyLogSink } from './pretty-log-sink';
+import { maskKnownSecrets, secretsOfAuthorization } from './known-secrets';
 
 export interface ServiceLoggerOptions {
   /** Default process.stdout. */
@@ -14,10 +15,11 @@ export interface ServiceLoggerOptions {
  * entry in a terminal (`config.log.format`, from LOG_FORMAT or whether stdout
  * is a TTY). Both sinks redact secrets before writing.
  */
-export function createServiceLogger(config: Pick<Config, 'log' | 'firebase'>, options: ServiceLoggerOptions = {}): Logger {
+export function createServiceLogger(config: Pick<Config, 'log' | 'firebase'> & Partial<Pick<Config, 'upstream'>>, options: ServiceLoggerOptions = {}): Logger {
   const sink =
     config.log.format === 'pretty'
       ? createPrettyLogSink({ output: options.output })
       : createCloudLogSink({ projectId: config.firebase.projectId, output: options.output });
-  return createLogger(sink);
+  // The upstream credential has no shape a pattern knows; it is masked by value.
+  return createLogger(maskKnownSecrets(sink, secretsOfAuthorization(config.upstream?.authorization)));
 }

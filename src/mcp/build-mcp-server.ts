@@ -1,5 +1,7 @@
 import { McpServer, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import type { Config } from '../config/config';
+import type { Gateway } from '../gateway/gateway';
+import { installGatewayHandlers } from './gateway-handlers';
 import type { Logger } from '../shared/logger';
 import { registerLimitsResource } from './resources/limits-resource';
 import { registerTools, type ToolDefinition } from './tool-registry';
@@ -13,6 +15,8 @@ const INSTRUCTIONS =
 export interface BuildOptions {
   /** For the shared 2026-era server: the revision it serves. Default: none (a 2025 server, or one for the SDK's entry). */
   readonly modernRevision?: string;
+  /** UPSTREAM_MCP_URL set: the upstream's lists and calls beside our own. */
+  readonly gateway?: Gateway;
 }
 
 /**
@@ -22,11 +26,23 @@ export interface BuildOptions {
  * on, so `listChanged` is false (the SDK would otherwise claim true).
  */
 export function buildMcpServer(config: Config, tools: readonly ToolDefinition[], logger: Logger, options: BuildOptions = {}): McpServer {
+  // Listing a 2026 revision is what installs server/discover and lets a connect bind the instance to that era.
+  const revisions = options.modernRevision === undefined ? {} : { supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, options.modernRevision] };
+  const { gateway } = options;
+  if (gateway !== undefined) {
+    // In front of an upstream the lists are the upstream's too; they may change, but a stateless server has no stream to say so on.
+    const server = new McpServer(SERVER_INFO, {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } },
+      instructions: `${INSTRUCTIONS} The other tools are served by an upstream MCP server behind firelimit; a call of one may answer status "reserved" with a time to call again.`,
+      ...revisions,
+    });
+    installGatewayHandlers(server, config, tools, gateway, logger);
+    return server;
+  }
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
     instructions: INSTRUCTIONS,
-    // Listing a 2026 revision is what installs server/discover and lets a connect bind the instance to that era.
-    ...(options.modernRevision === undefined ? {} : { supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, options.modernRevision] }),
+    ...revisions,
   });
   registerTools(server, tools, logger);
   registerLimitsResource(server, config);

@@ -2,6 +2,7 @@ import { createMcpHandler as createSdkMcpHandler } from '@modelcontextprotocol/s
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from '../config/config';
 import type { ScopeBudget } from '../http/caller-budgets';
+import type { Gateway } from '../gateway/gateway';
 import type { Tier } from '../config/tier';
 import { decisionOf, mcpEraOf, tokenOf } from '../http/request-locals';
 import type { RateLimiter } from '../limiter/rate-limiter';
@@ -29,6 +30,8 @@ export interface McpHandlerOptions {
   readonly tools?: readonly ToolDefinition[];
   /** The caller's budgets per scope, for rate_limit_status; default none. */
   readonly budgetsOf?: (res: Response) => Promise<readonly ScopeBudget[]>;
+  /** UPSTREAM_MCP_URL set: the upstream served beside our own tools. */
+  readonly gateway?: Gateway;
 }
 
 /** The MCP endpoint, and how many servers it has built (the pools' peak concurrency, not a count of requests). */
@@ -54,7 +57,8 @@ export interface McpHandler extends RequestHandler {
  */
 export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   const tools = options.tools ?? defaultTools;
-  const build = () => buildMcpServer(options.config, tools, options.logger);
+  const gateway = options.gateway === undefined ? {} : { gateway: options.gateway };
+  const build = () => buildMcpServer(options.config, tools, options.logger, gateway);
   const modernPool = new McpServerPool(build);
   const onerror = (error: Error): void => {
     // The SDK reports requests it rejects (a bad header, an unknown revision) here; its text is its own, never the caller's secret.
@@ -63,7 +67,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   const modern = createSdkMcpHandler(() => modernPool.acquire(), { legacy: 'reject', onerror });
   // Connecting our own transports completes at once; the promises are kept so no request can overtake them.
   const legacy = LegacyExchange.connect(build(), onerror);
-  const shared = ModernExchange.connect(buildMcpServer(options.config, tools, options.logger, { modernRevision: MODERN_REVISION }), onerror);
+  const shared = ModernExchange.connect(buildMcpServer(options.config, tools, options.logger, { modernRevision: MODERN_REVISION, ...gateway }), onerror);
 
   const handler = async function mcpHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
     const token = tokenOf(res);

@@ -1,4 +1,4 @@
-import type { CallToolResult, McpServer, ToolAnnotations } from '@modelcontextprotocol/server';
+import type { CallToolResult, McpServer, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { ScopeBudget } from '../http/caller-budgets';
 import type { Decision } from '../limiter/decision';
@@ -67,22 +67,36 @@ export function registerTools(server: McpServer, tools: readonly ToolDefinition[
         outputSchema: z.object(tool.outputSchema),
         annotations: tool.annotations,
       },
-      async (args, handlerContext): Promise<CallToolResult> => {
-        const context = toolContextOf(handlerContext);
-        if (context === undefined) {
-          // A wiring mistake (a request that reached the server without its context): never answer as nobody.
-          logger.error('MCP tool called without a request context', { event: 'mcp.tool_error', tool: tool.name, error: 'missing_context' });
-          return { isError: true, content: [{ type: 'text', text: `The ${tool.name} tool failed; try again later.` }] };
-        }
-        try {
-          const output = await tool.run(args as never, context);
-          return { content: [{ type: 'text', text: output.text }], structuredContent: output.structured as Record<string, unknown> };
-        } catch (error) {
-          // A tool's own error text may carry internals; the caller gets a generic one, the log gets the class.
-          logger.error('MCP tool failed', { event: 'mcp.tool_error', tool: tool.name, tokenId: context.token.id, error: describeError(error) });
-          return { isError: true, content: [{ type: 'text', text: `The ${tool.name} tool failed; try again later.` }] };
-        }
-      },
+      async (args, handlerContext): Promise<CallToolResult> => runTool(tool, args, toolContextOf(handlerContext), logger),
     );
   }
+}
+
+/** One call of one of firelimit's own tools, its errors worded for the caller and logged by class only. */
+export async function runTool(tool: ToolDefinition, args: unknown, context: ToolContext | undefined, logger: Logger): Promise<CallToolResult> {
+  if (context === undefined) {
+    // A wiring mistake (a request that reached the server without its context): never answer as nobody.
+    logger.error('MCP tool called without a request context', { event: 'mcp.tool_error', tool: tool.name, error: 'missing_context' });
+    return { isError: true, content: [{ type: 'text', text: `The ${tool.name} tool failed; try again later.` }] };
+  }
+  try {
+    const output = await tool.run(args as never, context);
+    return { content: [{ type: 'text', text: output.text }], structuredContent: output.structured as Record<string, unknown> };
+  } catch (error) {
+    // A tool's own error text may carry internals; the caller gets a generic one, the log gets the class.
+    logger.error('MCP tool failed', { event: 'mcp.tool_error', tool: tool.name, tokenId: context.token.id, error: describeError(error) });
+    return { isError: true, content: [{ type: 'text', text: `The ${tool.name} tool failed; try again later.` }] };
+  }
+}
+
+/** How a tools/list names one of firelimit's own tools when the list is assembled by hand (the gateway's). */
+export function listedTool(tool: ToolDefinition): Tool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: z.toJSONSchema(z.object(tool.inputSchema ?? {}), { io: 'input' }) as Tool['inputSchema'],
+    outputSchema: z.toJSONSchema(z.object(tool.outputSchema), { io: 'output' }) as Tool['outputSchema'],
+    annotations: tool.annotations,
+  };
 }

@@ -24,6 +24,9 @@ import { createTokenStore } from '../tokens/create-token-store';
 import { OverrideWatcher } from '../tokens/override-watcher';
 import { MCP_SCOPE, type TokenStore } from '../tokens/token-record';
 import { closeFirebaseApp, createFirebaseApp, needsFirebase } from './firebase-app';
+import { UpstreamMetrics } from '../metrics/upstream-metrics';
+import type { Gateway } from '../gateway/gateway';
+import { createGateway } from './create-gateway';
 
 /** Everything the running service holds, built from one Config. */
 export interface Service {
@@ -37,6 +40,8 @@ export interface Service {
   readonly metrics: LimiterMetrics;
   /** This instance's view of the runtime limit overrides. */
   readonly overrides: OverrideWatcher;
+  /** UPSTREAM_MCP_URL set: the upstream /mcp fronts; undefined otherwise. */
+  readonly gateway: Gateway | undefined;
   /** Closes limiters, the token store and the Firebase app; call after HTTP has drained. */
   release(): Promise<void>;
 }
@@ -63,6 +68,10 @@ export interface BuildServiceOptions {
   readonly limitStore?: (spec: LimitStoreSpec) => LimitStore;
   /** Firestore collection of the runtime overrides; default 'limitOverrides'. Tests sharing one server use their own. */
   readonly overridesCollection?: string;
+  /** What the gateway's client sends upstream goes through this fetch; tests record it. Default global fetch. */
+  readonly upstreamFetch?: typeof fetch;
+  /** How the upstream quota waits for a near slot; tests advance an injected clock. Default setTimeout. */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -127,6 +136,22 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     opened.push(overrides);
     await overrides.start();
 
+    let gateway: Gateway | undefined;
+    if (config.upstream !== undefined) {
+      const spec: LimitStoreSpec = { namespace: 'upstreamQuota', logger, clock: options.clock };
+      const parts = await createGateway(config.upstream, {
+        logger,
+        clock: options.clock ?? Date.now,
+        metrics: new UpstreamMetrics(metrics.registry, config.upstream.quota?.dailyBudget),
+        limitStore: async () => options.limitStore?.(spec) ?? (await createLimitStore(config, firebaseApp, spec)),
+        firebaseApp,
+        fetch: options.upstreamFetch,
+        sleep: options.sleep,
+      });
+      opened.push(parts);
+      gateway = parts.gateway;
+    }
+
     const verifier = new CachedTokenVerifier({ store: tokenStore, ttlMs: config.tokens.cacheTtlMs, clock: options.clock });
     const app = createApp({
       config,
@@ -149,6 +174,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       chargeEvents: new ChargeMetrics(metrics.registry),
       overrides: overrides.current,
       tools: options.tools,
+      gateway,
       bodyTimeouts: options.bodyTimeouts,
       requestLogger: createRequestLogMiddleware(logger, { projectId: config.firebase.projectId }),
     });
@@ -162,6 +188,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       tokenStore,
       metrics,
       overrides,
+      gateway,
       release,
     };
   } catch (error) {

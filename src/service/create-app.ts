@@ -6,6 +6,7 @@ import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { createMcpHandler } from '../mcp/mcp-handler';
 import { tools as defaultTools } from '../mcp/tools';
+import type { Gateway } from '../gateway/gateway';
 import { tokenOf } from '../http/request-locals';
 import { writeMcpRefusal } from '../mcp/mcp-refusal';
 import type { ToolDefinition } from '../mcp/tool-registry';
@@ -52,6 +53,8 @@ export interface AppDependencies {
   readonly refusedRequestLimiter?: RateLimiter;
   /** Default: every tool in src/mcp/tools. */
   readonly tools?: readonly ToolDefinition[];
+  /** UPSTREAM_MCP_URL set: the upstream /mcp fronts. */
+  readonly gateway?: Gateway;
   /** Deadlines for the /mcp body to arrive; default BODY_TIMEOUT_DEFAULTS. */
   readonly bodyTimeouts?: BodyTimeouts;
   /** The runtime overrides in force now (a watcher's latest snapshot); default none. */
@@ -151,7 +154,7 @@ export function createApp(deps: AppDependencies): express.Express {
     createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes, ...bodyTimeouts, maxDepth: MAX_JSON_DEPTH, maxBatchMessages }),
     createMcpProtocolCheck(),
     charge,
-    createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools, budgetsOf: createBudgetReader({ limiter, resolver, overrides, clock }) }),
+    createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools, gateway: deps.gateway, budgetsOf: createBudgetReader({ limiter, resolver, overrides, clock }) }),
   );
   // Stateless server: no SSE stream to GET, no session to DELETE.
   app.all(MCP_PATH, (req, res) => {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig, findTier, type Config } from '../../src/config/config';
+import { loadConfig, findTier, describeConfig, type Config } from '../../src/config/config';
 import { ConfigError } from '../../src/config/config-error';
 
 const fixturesDir = path.join(__dirname, '..', 'fixtures', 'bad-config');
@@ -186,5 +186,33 @@ describe('loadConfig: tiers', () => {
       ['trial', 1],
       ['pro', 600],
     ]);
+  });
+});
+
+describe('loadConfig: the upstream credential', () => {
+  const url = { UPSTREAM_MCP_URL: 'http://127.0.0.1:3000/mcp' };
+  it('reads UPSTREAM_MCP_AUTHORIZATION_FILE, trimmed, and prefers it to the variable', () => {
+    const config = loadConfig({ ...url, UPSTREAM_MCP_AUTHORIZATION: 'Bearer from-env', UPSTREAM_MCP_AUTHORIZATION_FILE: 'secret/upstream' }, { cwd: '/srv', readFile: (p) => (p === '/srv/secret/upstream' ? 'Bearer from-file\n' : '') });
+    expect(config.upstream?.authorization).toBe('Bearer from-file');
+  });
+
+  it('refuses an unreadable file, naming the knob and not the value', () => {
+    expect(() => loadConfig({ ...url, UPSTREAM_MCP_AUTHORIZATION_FILE: '/nope' }, { readFile: () => { throw new Error('ENOENT'); } })).toThrow(/UPSTREAM_MCP_AUTHORIZATION_FILE[\s\S]*cannot be read/);
+  });
+
+  it('describes the upstream at boot without its credential', () => {
+    const config = loadConfig({ ...url, UPSTREAM_MCP_AUTHORIZATION: 'Bearer sk-very-secret', UPSTREAM_RATE: '15/min' });
+    expect(JSON.stringify(describeConfig(config))).not.toContain('sk-very-secret');
+    expect(config.upstream?.quota).toEqual({ limit: 15, windowMs: 60_000, headroom: 0.9, maxWaitMs: 60_000, dailyBudget: undefined, graceMs: 1000, holdMs: 2000 });
+  });
+
+  it('shows the upstream URL at boot without its query string, which may hold a key', () => {
+    const config = loadConfig({ UPSTREAM_MCP_URL: 'https://mcp.example/mcp?api_key=k-abcdef123' });
+    expect(JSON.stringify(describeConfig(config))).toContain('https://mcp.example/mcp?[not shown]');
+    expect(JSON.stringify(describeConfig(config))).not.toContain('k-abcdef123');
+  });
+
+  it('has no upstream without UPSTREAM_MCP_URL', () => {
+    expect(loadConfig({}).upstream).toBeUndefined();
   });
 });

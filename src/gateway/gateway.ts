@@ -1,0 +1,127 @@
+import type {
+  CallToolResult,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ListResourceTemplatesResult,
+  ServerCapabilities,
+  Tool,
+} from '@modelcontextprotocol/client';
+type ResourceTemplate = ListResourceTemplatesResult['resourceTemplates'][number];
+import type { UpstreamClient } from './upstream-client';
+import { UpstreamError } from './upstream-error';
+import type { GateAnswer, UpstreamQuotaGate } from './upstream-quota-gate';
+
+export interface GatewayEvents {
+  /** One call forwarded upstream, and how it ended. */
+  readonly onForward?: (outcome: 'ok' | 'tool_error' | UpstreamError['kind']) => void;
+}
+
+export interface GatewayOptions {
+  readonly client: UpstreamClient;
+  /** How long a fetched list is served before it is fetched again; 0 = every time. */
+  readonly listTtlMs: number;
+  readonly clock: () => number;
+  /** UPSTREAM_RATE set: every forwarded tools/call passes it first. */
+  readonly quota?: UpstreamQuotaGate;
+  readonly events?: GatewayEvents;
+}
+
+interface Cached<T> {
+  readonly value: T;
+  readonly atMs: number;
+}
+
+/** What a forwarded tools/call came to: the upstream's result, or the quota's answer instead of a call. */
+export type ForwardedCall = { readonly status: 'called'; readonly result: CallToolResult; readonly heldMs: number } | Exclude<GateAnswer, { status: 'run' }>;
+
+/**
+ * The upstream as firelimit's MCP layer sees it: its lists (cached for
+ * `listTtlMs`, dropped when the upstream says one changed) and its calls,
+ * tools/call behind the shared quota. Lists are asked for without a token
+ * id: they are the same for every caller and served to all from one fetch.
+ */
+export class Gateway {
+  private readonly cache = new Map<string, Cached<unknown>>();
+
+  constructor(private readonly options: GatewayOptions) {}
+
+  /** The upstream changed a list (or a test says so): the next list call fetches it again. */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  get quota(): UpstreamQuotaGate | undefined {
+    return this.options.quota;
+  }
+
+  async tools(): Promise<readonly Tool[]> {
+    return this.cached('tools', async () => (await this.options.client.request(undefined, (client, o) => client.listTools(undefined, { ...o, cacheMode: 'bypass' }))).tools);
+  }
+
+  async resources(): Promise<readonly Resource[]> {
+    if (!(await this.offers('resources'))) return [];
+    return this.cached('resources', async () => (await this.options.client.request(undefined, (client, o) => client.listResources(undefined, { ...o, cacheMode: 'bypass' }))).resources);
+  }
+
+  async resourceTemplates(): Promise<readonly ResourceTemplate[]> {
+    if (!(await this.offers('resources'))) return [];
+    return this.cached('templates', async () => (await this.options.client.request(undefined, (client, o) => client.listResourceTemplates(undefined, { ...o, cacheMode: 'bypass' }))).resourceTemplates);
+  }
+
+  async prompts(): Promise<readonly Prompt[]> {
+    if (!(await this.offers('prompts'))) return [];
+    return this.cached('prompts', async () => (await this.options.client.request(undefined, (client, o) => client.listPrompts(undefined, { ...o, cacheMode: 'bypass' }))).prompts);
+  }
+
+  async readResource(tokenId: string, uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    return this.options.client.request(tokenId, (client, o) => client.readResource({ uri }, { ...o, cacheMode: 'bypass' }), signal);
+  }
+
+  async getPrompt(tokenId: string, name: string, args: Record<string, string> | undefined, signal?: AbortSignal): Promise<GetPromptResult> {
+    return this.options.client.request(tokenId, (client, o) => client.getPrompt({ name, arguments: args }, o), signal);
+  }
+
+  /** The upstream tool of that name, from the cached list; undefined when the upstream has none. */
+  async tool(name: string): Promise<Tool | undefined> {
+    return (await this.tools()).find((tool) => tool.name === name);
+  }
+
+  /**
+   * Forwards one tools/call for `tokenId`, after the shared quota lets it
+   * run. The result is the upstream's, unchanged; a failure of the upstream
+   * is thrown as an UpstreamError for the MCP layer to word.
+   */
+  async callTool(tokenId: string, tool: Tool, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<ForwardedCall> {
+    let heldMs = 0;
+    if (this.options.quota !== undefined) {
+      const answer = await this.options.quota.admit({ tokenId, tool: tool.name });
+      if (answer.status !== 'run') return answer;
+      heldMs = answer.heldMs;
+    }
+    try {
+      // The tool definition we listed goes along, so the client validates against it and never lists again per call.
+      const result = (await this.options.client.request(tokenId, (client, o) => client.callTool({ name: tool.name, arguments: args }, { ...o, toolDefinition: tool }), signal)) as CallToolResult;
+      this.options.events?.onForward?.(result.isError === true ? 'tool_error' : 'ok');
+      return { status: 'called', result, heldMs };
+    } catch (error) {
+      this.options.events?.onForward?.(error instanceof UpstreamError ? error.kind : 'unreachable');
+      throw error;
+    }
+  }
+
+  private async offers(capability: keyof ServerCapabilities): Promise<boolean> {
+    const capabilities = await this.options.client.request(undefined, (client) => Promise.resolve(client.getServerCapabilities()));
+    return capabilities?.[capability] !== undefined;
+  }
+
+  private async cached<T>(name: string, fetchList: () => Promise<T>): Promise<T> {
+    const nowMs = this.options.clock();
+    const hit = this.cache.get(name) as Cached<T> | undefined;
+    if (hit !== undefined && nowMs - hit.atMs < this.options.listTtlMs) return hit.value;
+    const value = await fetchList();
+    this.cache.set(name, { value, atMs: nowMs });
+    return value;
+  }
+}

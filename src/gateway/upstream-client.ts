@@ -1,0 +1,143 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Client, StreamableHTTPClientTransport, type ServerCapabilities } from '@modelcontextprotocol/client';
+import type { Logger } from '../shared/logger';
+import { UpstreamError, upstreamErrorOf } from './upstream-error';
+
+/**
+ * The header that tells the upstream which firelimit token a call is for: the
+ * token's public id (`tok_...`), never its secret
+ * (docs/adr/0034-gateway-forwarding.md).
+ */
+export const TOKEN_ID_HEADER = 'X-Firelimit-Token-Id';
+
+export const GATEWAY_CLIENT_INFO = { name: 'firelimit-gateway', version: '0.1.0' } as const;
+
+export interface UpstreamClientOptions {
+  readonly url: string;
+  /** A secret: the Authorization value the upstream expects. */
+  readonly authorization: string | undefined;
+  /** Deadline for connecting and for each request; past it the call fails as `timeout`. */
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  /** The upstream said one of its lists changed. */
+  readonly onListChanged?: () => void;
+  /** Default global fetch; tests record what goes upstream. */
+  readonly fetch?: typeof fetch;
+}
+
+/** What a call runs with: the connected client and the per-request options the deadline needs. */
+export type UpstreamCall<T> = (client: Client, options: { readonly timeout: number; readonly signal?: AbortSignal }) => Promise<T>;
+
+/**
+ * One SDK client connection to the upstream, reused by every call and
+ * reopened after a failure. The integrator's request never reaches the
+ * upstream: every request upstream is built by this client, whose only
+ * headers are the configured Authorization and the caller's public token id
+ * (carried per call through AsyncLocalStorage into the transport's fetch, so
+ * concurrent calls on the one connection are each attributed right).
+ */
+export class UpstreamClient {
+  private connecting: Promise<Client> | undefined;
+  private readonly caller = new AsyncLocalStorage<string | undefined>();
+
+  constructor(private readonly options: UpstreamClientOptions) {}
+
+  /** Connects now, so the first caller does not pay for it; a failure is logged and retried on first use. */
+  async warmUp(): Promise<boolean> {
+    try {
+      await this.client();
+      return true;
+    } catch (error) {
+      this.options.logger.warn('upstream MCP server not reachable at startup; calls fail until it is', { event: 'gateway.upstream_not_ready', kind: upstreamErrorOf(error, this.options.timeoutMs).kind });
+      return false;
+    }
+  }
+
+  /** What the upstream said it offers; undefined before the first connection. */
+  async capabilities(): Promise<ServerCapabilities | undefined> {
+    return (await this.client()).getServerCapabilities();
+  }
+
+  /**
+   * Runs one request upstream for `tokenId`. Failures come back as an
+   * UpstreamError that names what went wrong (unreachable, timeout, refused,
+   * a JSON-RPC error) without the upstream's own text; a failure of the
+   * connection drops it, so the next call reconnects.
+   */
+  async request<T>(tokenId: string | undefined, call: UpstreamCall<T>, signal?: AbortSignal): Promise<T> {
+    return this.caller.run(tokenId, async () => {
+      let client: Client;
+      try {
+        client = await this.client();
+      } catch (error) {
+        throw upstreamErrorOf(error, this.options.timeoutMs);
+      }
+      try {
+        return await call(client, { timeout: this.options.timeoutMs, signal });
+      } catch (error) {
+        const failure = upstreamErrorOf(error, this.options.timeoutMs);
+        if (failure.kind !== 'protocol') this.drop(client);
+        throw failure;
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    const connecting = this.connecting;
+    this.connecting = undefined;
+    if (connecting !== undefined) await connecting.then((client) => client.close()).catch(() => undefined);
+  }
+
+  private client(): Promise<Client> {
+    this.connecting ??= this.connect().catch((error: unknown) => {
+      this.connecting = undefined;
+      throw error;
+    });
+    return this.connecting;
+  }
+
+  private async connect(): Promise<Client> {
+    const transport = new StreamableHTTPClientTransport(new URL(this.options.url), { fetch: this.fetchUpstream });
+    const changed = { autoRefresh: false, onChanged: () => this.options.onListChanged?.() };
+    const client = new Client(GATEWAY_CLIENT_INFO, { capabilities: {}, listChanged: { tools: changed, resources: changed, prompts: changed } });
+    client.onerror = (error) => {
+      this.options.logger.debug('upstream MCP connection reported an error', { event: 'gateway.upstream_error', kind: upstreamErrorOf(error, this.options.timeoutMs).kind });
+    };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        client.connect(transport, { timeout: this.options.timeoutMs } as never),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new UpstreamError('timeout', `the upstream MCP server did not answer within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
+        }),
+      ]);
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    return client;
+  }
+
+  private drop(client: Client): void {
+    const connecting = this.connecting;
+    if (connecting === undefined) return;
+    void connecting.then((current) => {
+      if (current !== client || this.connecting !== connecting) return;
+      this.connecting = undefined;
+      void client.close().catch(() => undefined);
+    }, () => undefined);
+  }
+
+  /** Every request upstream goes through here: the configured credential, the caller's public id, nothing of the caller's own. */
+  private readonly fetchUpstream: typeof fetch = (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.delete('authorization');
+    if (this.options.authorization !== undefined) headers.set('authorization', this.options.authorization);
+    const tokenId = this.caller.getStore();
+    if (tokenId === undefined) headers.delete(TOKEN_ID_HEADER);
+    else headers.set(TOKEN_ID_HEADER, tokenId);
+    return (this.options.fetch ?? fetch)(input, { ...init, headers });
+  };
+}

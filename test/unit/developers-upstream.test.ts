@@ -1,0 +1,34 @@
+import { loadConfig } from '../../src/config/config';
+import { renderDevelopersPage } from '../../src/developers/developers-page';
+
+const page = (env: NodeJS.ProcessEnv): string => renderDevelopersPage(loadConfig(env, { cwd: '/srv' }), { baseUrl: 'https://mcp.example' });
+
+function figure(text: string, name: string): string | undefined {
+  return new RegExp(`data-figure="${name}">([^<]*)<`).exec(text)?.[1];
+}
+
+describe('/developers explains the shared upstream quota with the configured figures', () => {
+  it.each([
+    ['15/min', '0.9', undefined, '15 per minute', '4444'],
+    ['2/s', '1', '500', '2 per second', '500'],
+  ] as const)('UPSTREAM_RATE=%s, headroom %s', (rate, headroom, budget, words, intervalMs) => {
+    const text = page({ UPSTREAM_MCP_URL: 'http://u.example/mcp', UPSTREAM_RATE: rate, UPSTREAM_HEADROOM: headroom, ...(budget === undefined ? {} : { UPSTREAM_DAILY_BUDGET: budget }) });
+    expect(figure(text, 'upstream-rate')).toBe(words);
+    expect(figure(text, 'upstream-interval-ms')).toBe(intervalMs);
+    expect(figure(text, 'upstream-daily-budget')).toBe(budget);
+    expect(text).toContain('"status": "reserved"');
+    expect(text).toContain('href="#upstream"');
+  });
+
+  it('says nothing of an upstream when none is configured', () => {
+    const text = page({});
+    expect(text).not.toContain('id="upstream"');
+    expect(text).not.toContain('href="#upstream"');
+  });
+
+  it('never shows the upstream URL or its credential', () => {
+    const text = page({ UPSTREAM_MCP_URL: 'http://internal.example:3000/mcp', UPSTREAM_MCP_AUTHORIZATION: 'Bearer k-123456789', UPSTREAM_RATE: '2/s' });
+    expect(text).not.toContain('internal.example');
+    expect(text).not.toContain('k-123456789');
+  });
+});
