@@ -1,10 +1,11 @@
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { AI_SDK_OBSERVED, MCP_REMOTE_OBSERVED } from '../../src/developers/developers-clients';
 import { buildTestApp, GOOD_SECRET, TEST_TOKEN, type TestApp } from '../support/mcp-test-app';
 
 /**
@@ -12,8 +13,9 @@ import { buildTestApp, GOOD_SECRET, TEST_TOKEN, type TestApp } from '../support/
  * ship, over a real socket: the Vercel AI SDK's MCP client (@ai-sdk/mcp,
  * in its own Node process: it is ESM only) and mcp-remote (the stdio proxy
  * CLI, spawned from its installed bin and spoken to over stdin/stdout).
- * What they hand the caller on a refusal is what /developers says
- * (src/developers/developers-clients.ts).
+ * Each test holds the client to the observations /developers is written
+ * from (AI_SDK_OBSERVED, MCP_REMOTE_OBSERVED in
+ * src/developers/developers-clients.ts), the version included.
  */
 
 interface Started {
@@ -36,6 +38,10 @@ async function listen(app: TestApp['app'], release: () => Promise<void>): Promis
 async function start(env: NodeJS.ProcessEnv): Promise<Started> {
   const built = await buildTestApp({ env });
   return listen(built.app, () => built.release());
+}
+
+function installedVersion(name: string): string {
+  return (JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
 }
 
 interface AiSdkReport {
@@ -63,20 +69,21 @@ describe('Vercel AI SDK (@ai-sdk/mcp)', () => {
   afterAll(() => started.close());
 
   test('connects over Streamable HTTP with a bearer header, lists and calls; a refusal is an MCPClientError with our data as fields, no HTTP status', async () => {
+    expect(installedVersion('@ai-sdk/mcp')).toBe(AI_SDK_OBSERVED.version);
     const report = await runAiSdkProbe(started.url);
     expect(report.serverName).toBe('firelimit');
-    expect(report.protocolVersion).toBe('2026-07-28');
+    expect(report.protocolVersion).toBe(AI_SDK_OBSERVED.protocolVersion);
     expect(report.tools).toEqual(['rate_limit_status', 'whoami']);
     expect(report.whoami).toEqual({ isError: false, structuredContent: { tokenId: TEST_TOKEN.id, name: TEST_TOKEN.name, tier: 'default', scopes: ['mcp'] } });
     const refusal = report.refusal;
-    expect(refusal?.constructorName).toBe('MCPClientError');
+    expect(refusal?.constructorName).toBe(AI_SDK_OBSERVED.errorClass);
     const fields = refusal?.fields ?? {};
     expect(fields.code).toBe(-32029);
     expect(fields.data).toMatchObject({ error: 'rate_limited', limit: 3, windowSeconds: 60, retryAfterSeconds: expect.any(Number), resetAt: expect.any(String) });
     expect(fields.message).toMatch(/^Rate limit of 3 requests per 60 s exceeded\. Retry after \d+ s\.$/);
     // What the error does not carry: the HTTP status (its statusCode stays unset) and any header.
     expect(fields.statusCode).toBeUndefined();
-    expect(Object.keys(fields).sort()).toEqual(['code', 'data', 'message', 'name']);
+    expect(Object.keys(fields).sort()).toEqual([...AI_SDK_OBSERVED.errorFields]);
   });
 });
 
@@ -127,7 +134,7 @@ class McpRemote {
 
 const INITIALIZE = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'firelimit-test-host', version: '1.0.0' } };
 
-describe('mcp-remote 0.15.1', () => {
+describe(`mcp-remote ${MCP_REMOTE_OBSERVED.version}`, () => {
   let started: Started;
   beforeEach(async () => {
     started = await start({ RATE_LIMIT_PER_MINUTE: '3' });
@@ -135,6 +142,7 @@ describe('mcp-remote 0.15.1', () => {
   afterEach(() => started.close());
 
   test('proxies initialize and whoami; a refusal reaches the host as -32001 with our whole JSON-RPC body inside the message, no data, no status', async () => {
+    expect(installedVersion('mcp-remote')).toBe(MCP_REMOTE_OBSERVED.version);
     const remote = new McpRemote(started.url, [`Authorization: Bearer ${GOOD_SECRET}`]);
     try {
       const init = await remote.request(1, 'initialize', INITIALIZE);
@@ -148,9 +156,9 @@ describe('mcp-remote 0.15.1', () => {
         if (answer.error !== undefined) refused = answer;
       }
       const error = refused?.error;
-      expect(error?.code).toBe(-32001);
+      expect(error?.code).toBe(MCP_REMOTE_OBSERVED.code);
       expect(error?.data).toBeUndefined();
-      expect(error?.message.startsWith('mcp-remote: Error POSTing to endpoint: {')).toBe(true);
+      expect(error?.message.startsWith(`${MCP_REMOTE_OBSERVED.messagePrefix}{`)).toBe(true);
       const message = error?.message ?? '';
       const body = JSON.parse(message.slice(message.indexOf('{'))) as { error: { code: number; data: unknown } };
       expect(body.error.code).toBe(-32029);
@@ -170,7 +178,7 @@ describe('mcp-remote 0.15.1', () => {
       const code = await remote.exited;
       expect(code).not.toBe(0);
       const log = remote.stderr.join('');
-      expect(log).toContain('Dynamic Client Registration rejected (HTTP 403)');
+      expect(log).toContain(MCP_REMOTE_OBSERVED.noTokenMessage);
       expect(log).toContain('send the header \\"Authorization: Bearer flk_...\\"');
       expect(log).toContain('/developers#tokens');
       expect(log).toContain('oauth_not_supported');
