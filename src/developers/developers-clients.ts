@@ -34,18 +34,27 @@ export const MCP_REMOTE_OBSERVED = {
   noTokenMessage: 'Dynamic Client Registration rejected (HTTP 403)',
 } as const;
 
+export const LANGCHAIN_OBSERVED = {
+  packageName: '@langchain/mcp-adapters',
+  version: '1.1.4',
+  errorClass: 'ToolException',
+  /** What its message starts with for the whoami tool; our whole JSON-RPC body follows. */
+  messagePrefix: 'Error calling tool whoami: Error: Streamable HTTP error: Error POSTing to endpoint: ',
+} as const;
+
 /**
  * What each client hands its caller when /mcp answers 429. The SDK entries
  * are held to the clients themselves by test/integration/mcp-real-clients.test.ts
  * (SDK 1.32 and 2.4, both protocol eras), the AI SDK and mcp-remote entries
  * by test/integration/mcp-third-party-clients.test.ts through the constants
- * above; the Inspector and LangChain entries say what those clients did when
- * they were tried against this service (issue 9), untested here.
+ * above; the Inspector entry says what that client did when it was tried
+ * against this service (issue 9), untested here.
  */
 function readings(): readonly ClientReading[] {
   const retry = html`<code>retryAfterSeconds</code>`;
   const ai = AI_SDK_OBSERVED;
   const remote = MCP_REMOTE_OBSERVED;
+  const lc = LANGCHAIN_OBSERVED;
   return [
     {
       id: 'client-sdk-2',
@@ -94,9 +103,12 @@ figure. It connects in the ${ai.protocolVersion} protocol.</p>`,
     },
     {
       id: 'client-langchain',
-      name: 'LangChain MCP adapters (@langchain/mcp-adapters; not tested here)',
-      what: html`<p>Reported, not tested here: the tool call fails with a <code>ToolException</code> whose message is a string holding our text; a
-model reading it sees "Retry after <var>N</var> s". Code that wants the figure parses that sentence.</p>`,
+      name: `LangChain MCP adapters (${lc.packageName}, tested: ${lc.version})`,
+      what: html`<p>The tool's <code>invoke</code> rejects with a <code>${lc.errorClass}</code> that carries only a
+<code>message</code>: "Error calling tool <var>name</var>: Error: Streamable HTTP error: Error POSTing to endpoint: "
+followed by our whole JSON-RPC body. A model reading it sees "Retry after <var>N</var> s"; code parses the body,
+<code>JSON.parse(error.message.slice(error.message.indexOf('{'))).error.data.${retry}</code>. No status, no
+<code>Retry-After</code>.</p>`,
     },
   ];
 }

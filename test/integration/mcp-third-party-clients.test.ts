@@ -5,16 +5,18 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { AI_SDK_OBSERVED, MCP_REMOTE_OBSERVED } from '../../src/developers/developers-clients';
+import { MultiServerMCPClient } from '@langchain/mcp-adapters';
+import { AI_SDK_OBSERVED, LANGCHAIN_OBSERVED, MCP_REMOTE_OBSERVED } from '../../src/developers/developers-clients';
 import { buildTestApp, GOOD_SECRET, TEST_TOKEN, type TestApp } from '../support/mcp-test-app';
 
 /**
  * The clients integrators use that are not the official SDK, run as they
  * ship, over a real socket: the Vercel AI SDK's MCP client (@ai-sdk/mcp,
  * in its own Node process: it is ESM only) and mcp-remote (the stdio proxy
- * CLI, spawned from its installed bin and spoken to over stdin/stdout).
+ * CLI, spawned from its installed bin and spoken to over stdin/stdout), and
+ * LangChain's MCP adapters (@langchain/mcp-adapters, as LangChain tools).
  * Each test holds the client to the observations /developers is written
- * from (AI_SDK_OBSERVED, MCP_REMOTE_OBSERVED in
+ * from (AI_SDK_OBSERVED, MCP_REMOTE_OBSERVED, LANGCHAIN_OBSERVED in
  * src/developers/developers-clients.ts), the version included.
  */
 
@@ -184,6 +186,45 @@ describe(`mcp-remote ${MCP_REMOTE_OBSERVED.version}`, () => {
       expect(log).toContain('oauth_not_supported');
     } finally {
       await remote.stop();
+    }
+  });
+});
+
+describe(`LangChain MCP adapters (@langchain/mcp-adapters ${LANGCHAIN_OBSERVED.version})`, () => {
+  let started: Started;
+  beforeAll(async () => {
+    started = await start({ RATE_LIMIT_PER_MINUTE: '3' });
+  });
+  afterAll(() => started.close());
+
+  test('loads both tools over Streamable HTTP with a bearer header and invokes whoami; a refusal is a ToolException whose message ends with our JSON-RPC body', async () => {
+    expect(installedVersion('@langchain/mcp-adapters')).toBe(LANGCHAIN_OBSERVED.version);
+    const client = new MultiServerMCPClient({
+      mcpServers: { firelimit: { transport: 'http', url: started.url, headers: { Authorization: `Bearer ${GOOD_SECRET}` } } },
+    });
+    try {
+      const tools = await client.getTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['rate_limit_status', 'whoami']);
+      const whoami = tools.find((tool) => tool.name === 'whoami');
+      const first = (await whoami?.invoke({})) as { structuredContent?: unknown };
+      expect(first.structuredContent).toEqual({ tokenId: TEST_TOKEN.id, name: TEST_TOKEN.name, tier: 'default', scopes: ['mcp'] });
+      let failure: unknown;
+      for (let i = 0; i < 5 && failure === undefined; i++) {
+        failure = await whoami?.invoke({}).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      }
+      const error = failure as Error;
+      expect(error.constructor.name).toBe(LANGCHAIN_OBSERVED.errorClass);
+      // Nothing but the string: no status, no data, no cause.
+      expect(Object.getOwnPropertyNames(error).sort()).toEqual(['message', 'name', 'stack']);
+      expect(error.message.startsWith(`${LANGCHAIN_OBSERVED.messagePrefix}{`)).toBe(true);
+      const body = JSON.parse(error.message.slice(error.message.indexOf('{'))) as { error: { code: number; data: unknown } };
+      expect(body.error.code).toBe(-32029);
+      expect(body.error.data).toMatchObject({ error: 'rate_limited', limit: 3, windowSeconds: 60, retryAfterSeconds: expect.any(Number) });
+    } finally {
+      await client.close();
     }
   });
 });
