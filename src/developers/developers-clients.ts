@@ -9,14 +9,52 @@ interface ClientReading {
 }
 
 /**
+ * What the third-party clients showed when test/integration/mcp-third-party-clients.test.ts
+ * ran them against this service. The test asserts every field against the
+ * client itself (and the version against the installed package), and the
+ * page below is written from these, so the page cannot drift from the client.
+ */
+export const AI_SDK_OBSERVED = {
+  packageName: '@ai-sdk/mcp',
+  version: '2.0.99',
+  protocolVersion: '2026-07-28',
+  errorClass: 'MCPClientError',
+  /** The error's own fields, all of them: no HTTP status (`statusCode` stays unset), no headers, no body text. */
+  errorFields: ['code', 'data', 'message', 'name'],
+} as const;
+
+export const MCP_REMOTE_OBSERVED = {
+  packageName: 'mcp-remote',
+  version: '0.15.1',
+  /** The code it answers the host with, whatever the server's was. */
+  code: -32001,
+  /** What its message starts with; our whole JSON-RPC body follows. */
+  messagePrefix: 'mcp-remote: Error POSTing to endpoint: ',
+  /** Without a token it tries OAuth; this is what it prints (stderr) before exiting, followed by our /register body. */
+  noTokenMessage: 'Dynamic Client Registration rejected (HTTP 403)',
+} as const;
+
+export const LANGCHAIN_OBSERVED = {
+  packageName: '@langchain/mcp-adapters',
+  version: '1.1.4',
+  errorClass: 'ToolException',
+  /** What its message starts with for the whoami tool; our whole JSON-RPC body follows. */
+  messagePrefix: 'Error calling tool whoami: Error: Streamable HTTP error: Error POSTing to endpoint: ',
+} as const;
+
+/**
  * What each client hands its caller when /mcp answers 429. The SDK entries
  * are held to the clients themselves by test/integration/mcp-real-clients.test.ts
- * (SDK 1.32 and 2.4, both protocol eras); the others say what those clients
- * did when they were tried against this service (issue 9), and name the
- * version that was tried.
+ * (SDK 1.32 and 2.4, both protocol eras), the AI SDK and mcp-remote entries
+ * by test/integration/mcp-third-party-clients.test.ts through the constants
+ * above; the Inspector entry says what that client did when it was tried
+ * against this service (issue 9), untested here.
  */
 function readings(): readonly ClientReading[] {
   const retry = html`<code>retryAfterSeconds</code>`;
+  const ai = AI_SDK_OBSERVED;
+  const remote = MCP_REMOTE_OBSERVED;
+  const lc = LANGCHAIN_OBSERVED;
   return [
     {
       id: 'client-sdk-2',
@@ -37,10 +75,15 @@ JSON-RPC body is the end of <code>error.message</code>
     },
     {
       id: 'client-mcp-remote',
-      name: 'mcp-remote (tried: 0.15)',
-      what: html`<p>It hands your MCP host a JSON-RPC error with code <code>-32001</code>, which is also what this service
-answers for a missing or wrong token, so the code alone does not tell the two apart. Our <code>data</code> does not
-reach the host; the message keeps our words, which always end "Retry after <var>N</var> s".</p>`,
+      name: `mcp-remote (tested: ${remote.version})`,
+      what: html`<p>It hands your MCP host a JSON-RPC error with code <code>${remote.code}</code>, which is also what
+this service answers for a missing or wrong token, so the code alone does not tell the two apart. The error has no
+<code>data</code>; its <code>message</code> is <code>${remote.messagePrefix}</code> followed by our whole JSON-RPC body,
+so <code>JSON.parse(message.slice(message.indexOf('{'))).error.data.${retry}</code> is the wait (and the sentence
+"Retry after <var>N</var> s" is there for a model to read). Neither the 429 nor <code>Retry-After</code> reaches the
+host; the status appears only in mcp-remote's own log (stderr). Run without a token, it tries OAuth discovery, stops
+with "${remote.noTokenMessage}" followed by our answer, which says to send <code>Authorization: Bearer flk_...</code>
+(pass it with <code>--header</code>), and exits.</p>`,
     },
     {
       id: 'client-inspector',
@@ -50,15 +93,22 @@ the seconds the message names and run it again.</p>`,
     },
     {
       id: 'client-ai-sdk',
-      name: 'Vercel AI SDK (@ai-sdk/mcp)',
-      what: html`<p>The only one of these that hands the caller our JSON-RPC <code>data</code> as data: the error it throws
-carries ${retry}, <code>limit</code> and <code>resetAt</code> as fields, no parsing needed.</p>`,
+      name: `Vercel AI SDK (${ai.packageName}, tested: ${ai.version})`,
+      what: html`<p>The call rejects with <code>${ai.errorClass}</code> whose <code>code</code> is our
+<code>-32029</code> and whose <code>data</code> is our JSON-RPC <code>data</code>: <code>error.data.${retry}</code>,
+<code>limit</code> and <code>resetAt</code> as fields, no parsing needed; <code>message</code> is our sentence. It is the
+only client here that hands over <code>data</code> as data. The HTTP status is not on the error
+(<code>statusCode</code> stays unset) and neither is <code>Retry-After</code>; <code>data.${retry}</code> is the same
+figure. It connects in the ${ai.protocolVersion} protocol.</p>`,
     },
     {
       id: 'client-langchain',
-      name: 'LangChain MCP adapters (@langchain/mcp-adapters)',
-      what: html`<p>The tool call fails with a <code>ToolException</code> whose message is a string holding our text; a
-model reading it sees "Retry after <var>N</var> s". Code that wants the figure parses that sentence.</p>`,
+      name: `LangChain MCP adapters (${lc.packageName}, tested: ${lc.version})`,
+      what: html`<p>The tool's <code>invoke</code> rejects with a <code>${lc.errorClass}</code> that carries only a
+<code>message</code>: "Error calling tool <var>name</var>: Error: Streamable HTTP error: Error POSTing to endpoint: "
+followed by our whole JSON-RPC body. A model reading it sees "Retry after <var>N</var> s"; code parses the body,
+<code>JSON.parse(error.message.slice(error.message.indexOf('{'))).error.data.${retry}</code>. No status, no
+<code>Retry-After</code>.</p>`,
     },
   ];
 }

@@ -2,6 +2,7 @@ import express from 'express';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config/config';
 import { createDevelopersHandler, renderDevelopersPage } from '../../src/developers/developers-page';
+import { AI_SDK_OBSERVED, LANGCHAIN_OBSERVED, MCP_REMOTE_OBSERVED } from '../../src/developers/developers-clients';
 import { describePolicy } from '../../src/limiter/describe-policy';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 
@@ -101,6 +102,21 @@ describe('renderDevelopersPage', () => {
     expect(page).toContain('<code>-32029</code>');
     expect(page).toContain('error.data.text');
     expect(page).toContain('<a href="#clients">');
+  });
+
+  it('names the tested versions and what the tests observed for the AI SDK, mcp-remote and LangChain', () => {
+    const page = renderDevelopersPage(memory77, { baseUrl: BASE_URL });
+    expect(page).toContain(`Vercel AI SDK (@ai-sdk/mcp, tested: ${AI_SDK_OBSERVED.version})`);
+    expect(page).toContain(`<code>${AI_SDK_OBSERVED.errorClass}</code>`);
+    expect(page).toContain('<code>statusCode</code> stays unset');
+    expect(page).toContain(`mcp-remote (tested: ${MCP_REMOTE_OBSERVED.version})`);
+    expect(page).toContain(`<code>${MCP_REMOTE_OBSERVED.code}</code>`);
+    expect(page).toContain(`<code>${MCP_REMOTE_OBSERVED.messagePrefix}</code>`);
+    expect(page).toContain(MCP_REMOTE_OBSERVED.noTokenMessage);
+    expect(page).toContain(`LangChain MCP adapters (@langchain/mcp-adapters, tested: ${LANGCHAIN_OBSERVED.version})`);
+    expect(page).toContain(`<code>${LANGCHAIN_OBSERVED.errorClass}</code>`);
+    // The page shows the prefix with the tool's name as a placeholder; the test observed it for whoami.
+    expect(page).toContain(LANGCHAIN_OBSERVED.messagePrefix.replace('whoami', '<var>name</var>'));
   });
 
   it('gives copyable curl and MCP client examples pointing at the base URL', () => {
