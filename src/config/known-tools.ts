@@ -30,3 +30,15 @@ export function unknownToolProblems(calls: PoliciesConfig, fromEnv: ReadonlySet<
   });
   return problems;
 }
+
+/**
+ * The tool names costs and rules give that firelimit does not serve itself.
+ * In front of an upstream (UPSTREAM_MCP_URL) they are the upstream's tools,
+ * whose list is only known once it answers, so they are not a boot error.
+ */
+export function toolsNamedButNotServed(calls: PoliciesConfig, toolNames: readonly string[]): string[] {
+  const known = new Set(toolNames);
+  const named = new Set<string>(calls.costs.keys());
+  for (const rule of calls.rules) if (rule.match.tool !== undefined) named.add(rule.match.tool);
+  return [...named].filter((tool) => !known.has(tool)).sort();
+}

@@ -3,7 +3,7 @@ import type { Express, RequestHandler } from 'express';
 import type { ToolDefinition } from '../mcp/tool-registry';
 import type { Config } from '../config/config';
 import { ConfigError } from '../config/config-error';
-import { unknownToolProblems } from '../config/known-tools';
+import { toolsNamedButNotServed, unknownToolProblems } from '../config/known-tools';
 import { tools as defaultTools } from '../mcp/tools';
 import { createDevelopersHandler } from '../developers/developers-page';
 import { createAuthMiddleware } from '../http/auth-middleware';
@@ -81,8 +81,17 @@ export interface BuildServiceOptions {
 export async function buildService(config: Config, options: BuildServiceOptions): Promise<Service> {
   const { logger } = options;
   // Before anything is opened: a cost or rule for a tool nobody serves is a typo, never a silent default.
-  const toolProblems = unknownToolProblems(config.rateLimit.calls, config.rateLimit.toolCostsFromEnv, (options.tools ?? defaultTools).map((tool) => tool.name));
-  if (toolProblems.length > 0) throw new ConfigError(toolProblems);
+  // In front of an upstream, the other names are the upstream's tools: its list is known only once it answers.
+  const ownToolNames = (options.tools ?? defaultTools).map((tool) => tool.name);
+  if (config.upstream === undefined) {
+    const toolProblems = unknownToolProblems(config.rateLimit.calls, config.rateLimit.toolCostsFromEnv, ownToolNames);
+    if (toolProblems.length > 0) throw new ConfigError(toolProblems);
+  } else {
+    const upstreamTools = toolsNamedButNotServed(config.rateLimit.calls, ownToolNames);
+    if (upstreamTools.length > 0) {
+      logger.info('costs and rules name tools firelimit does not serve: they apply to the upstream tools of those names', { event: 'config.upstream_tool_policies', tools: upstreamTools });
+    }
+  }
   const firebaseApp = needsFirebase(config) ? createFirebaseApp(config) : undefined;
   const opened: { close(): Promise<void> }[] = [];
   const release = async (): Promise<void> => {

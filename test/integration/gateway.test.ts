@@ -228,6 +228,35 @@ describe('without UPSTREAM_MCP_URL', () => {
   });
 });
 
+describe('costs and rules for upstream tools', () => {
+  it('a cost naming an upstream tool applies to its calls, refused before forwarding; without UPSTREAM_MCP_URL the same name stops the boot', async () => {
+    await expect(startFirelimit({ RATE_LIMIT_TOOL_COSTS: 'echo=5' })).rejects.toThrow(/no tool is named "echo"/);
+    const upstream = await startUpstreamStub();
+    const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: upstream.url, RATE_LIMIT_PER_MINUTE: '12', RATE_LIMIT_TOOL_COSTS: 'echo=5' });
+    const client = await connect(firelimit.url);
+    try {
+      const remaining = async (): Promise<number> => {
+        const status = (await client.callTool({ name: 'rate_limit_status', arguments: {} })) as CallToolResult;
+        return (status.structuredContent as { remaining: number }).remaining;
+      };
+      expect(await remaining()).toBe(12);
+      await client.callTool({ name: 'echo', arguments: { text: 'one' } });
+      expect(await remaining()).toBe(7);
+      await client.callTool({ name: 'echo', arguments: { text: 'two' } });
+      expect(await remaining()).toBe(2);
+      // A third costs 5 of the 2 left: refused by firelimit, never forwarded.
+      const before = upstream.calls().length;
+      await expect(client.callTool({ name: 'echo', arguments: { text: 'three' } })).rejects.toThrow();
+      expect(upstream.calls().length).toBe(before);
+      expect(firelimit.logger.entries.some((entry) => entry.fields?.event === 'config.upstream_tool_policies')).toBe(true);
+    } finally {
+      await client.close();
+      await firelimit.stop();
+      await upstream.close();
+    }
+  });
+});
+
 describe('the shared upstream quota in front of tools/call (UPSTREAM_RATE)', () => {
   it('runs the first call, answers the next "reserved" with its slot, and runs it when the caller comes back at the slot', async () => {
     let nowMs = Date.UTC(2026, 11, 1, 12, 0, 0);

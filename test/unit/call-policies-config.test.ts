@@ -1,6 +1,6 @@
 import { loadConfig } from '../../src/config/config';
 import { ConfigError } from '../../src/config/config-error';
-import { unknownToolProblems } from '../../src/config/known-tools';
+import { toolsNamedButNotServed, unknownToolProblems } from '../../src/config/known-tools';
 import { FREE_PER_MINUTE_DEFAULT } from '../../src/policies/free-calls';
 import { parseToolCosts } from '../../src/policies/tool-costs';
 
@@ -56,6 +56,18 @@ describe('RATE_LIMIT_TOOL_COSTS', () => {
       'RATE_LIMIT_TOOL_COSTS: no tool is named "serch" (tools served: rate_limit_status, whoami) | fix: name one of the tools served (rate_limit_status, whoami), or remove serch',
       'LIMITS_FILE: rules[0].match.tool: no tool is named "nope" (tools served: rate_limit_status, whoami) | fix: name one of the tools served (rate_limit_status, whoami), or remove the rule "r"',
     ]);
+  });
+});
+
+describe('tools named but not served here (in front of an upstream)', () => {
+  test('every name a cost or a rule gives that firelimit does not serve, once each, sorted', () => {
+    const config = load({ RATE_LIMIT_TOOL_COSTS: 'search=5,whoami=1' }, { costs: { fetch: 2 }, rules: [{ name: 'r', match: { tool: 'search' }, cost: 2 }, { name: 'm', match: { method: 'tools/list' }, cost: 0 }] });
+    expect(toolsNamedButNotServed(config.rateLimit.calls, ['rate_limit_status', 'whoami'])).toEqual(['fetch', 'search']);
+  });
+
+  test('none when every name is served', () => {
+    const config = load({ RATE_LIMIT_TOOL_COSTS: 'whoami=2' });
+    expect(toolsNamedButNotServed(config.rateLimit.calls, ['rate_limit_status', 'whoami'])).toEqual([]);
   });
 });
 
