@@ -272,16 +272,19 @@ describe('callerScopes: properties', () => {
     { maxLength: 6 },
   );
 
-  test('every charge a call of the token spends is one of its scopes, with the same limits and shadow flag', () => {
+  const calls = fc.constantFrom<CallTarget>(...tools.map((tool) => ({ method: 'tools/call', tool })), { method: 'tools/call', tool: 'rate_limit_status' }, { method: 'ping' });
+
+  test('every charge a call of the token spends is one of its scopes, with the same limits, source, shadow flag and tool label', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...tokens), overrideList, fc.constantFrom(...tools), (token, list, tool) => {
+      fc.property(fc.constantFrom(...tokens), overrideList, calls, (token, list, call) => {
         const index = overrides(...list);
         const scopes = new Map(callerScopes(config(rules), token, index, NOW).map((s) => [s.key, s]));
-        const call: CallTarget = { method: 'tools/call', tool };
         for (const charge of resolveCharges(config(rules), [call], token, index, NOW).charges) {
           const scope = scopes.get(charge.key);
           expect(scope).toBeDefined();
           expect(scope).toMatchObject({ scope: charge.scope, policies: charge.policies, shadow: charge.shadow, source: charge.source, tier: charge.tier, cost: 0 });
+          expect(scope !== undefined && 'tool' in scope).toBe('tool' in charge);
+          expect(scope?.tool).toBe(charge.tool);
         }
       }),
     );
