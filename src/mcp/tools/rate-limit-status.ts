@@ -92,7 +92,7 @@ export const rateLimitStatusTool = defineTool<Record<string, never>, typeof outp
       : `This figure is NOT shared: this instance answered from its own window (${limiter.backend} backend, reason ${decision.reason}).`;
     const text =
       `Token ${token.id} (tier ${tier.name}): ${decision.remaining} of ${decision.limit} requests left ` +
-      `in this ${windowSeconds} s window, this call included. The window resets at ${structured.resetAt} ` +
+      `in this ${windowSeconds} s window, counted after this call (free unless your operator prices it). The window resets at ${structured.resetAt} ` +
       `(in ${resetInSeconds} s). ${source}` +
       (structured.policies.length > 1 || structured.policies[0]?.algorithm !== 'fixed-window'
         ? ` Policies: ${structured.policies.map((p) => `${p.name}${p.scope === undefined || p.scope === 'tier' ? '' : ` (${p.scope}${p.appliesTo === undefined ? '' : `: ${p.appliesTo}`}${p.shadow === true ? ', shadow' : ''})`}: ${p.promise} (${p.remaining} left)`).join('; ')}.`
