@@ -1,5 +1,5 @@
 import { mostRestrictive } from './decide-set';
-import type { Decision, DecisionReason } from './decision';
+import { decisionHeadedBy, type Decision, type DecisionReason } from './decision';
 
 /**
  * Several decisions (one per key a request was charged on) as one: every
@@ -11,19 +11,8 @@ export function combineDecisions(decisions: readonly [Decision, ...Decision[]]):
   const policies = decisions.flatMap((decision) => decision.policies);
   const top = mostRestrictive(policies);
   const refused = decisions.find((decision) => !decision.allowed);
-  return {
-    allowed: refused === undefined,
-    limit: top.limit,
-    remaining: top.remaining,
-    resetAtMs: top.resetAtMs,
-    retryAfterMs: top.retryAfterMs,
-    policyName: top.policyName,
-    windowMs: top.windowMs,
-    algorithm: top.algorithm,
-    shared: decisions.every((decision) => decision.shared),
-    reason: refused?.reason ?? reasonOf(decisions),
-    policies,
-  };
+  const shared = decisions.every((decision) => decision.shared);
+  return decisionHeadedBy(top, refused === undefined, shared, refused?.reason ?? reasonOf(decisions), policies);
 }
 
 function reasonOf(decisions: readonly Decision[]): DecisionReason {

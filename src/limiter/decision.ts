@@ -48,3 +48,30 @@ export interface Decision extends PolicyDecision {
   /** Every policy the call was held to, in the set's order. A refused call charged none of them. */
   readonly policies: readonly PolicyDecision[];
 }
+
+/**
+ * A Decision headed by `top`, the binding policy of `policies`. Built field by
+ * field: on Node 20 a spread plus extra properties costs about 1 µs per
+ * decision, more than the memory store's whole decision.
+ */
+export function decisionHeadedBy(
+  top: PolicyDecision,
+  allowed: boolean,
+  shared: boolean,
+  reason: DecisionReason,
+  policies: readonly PolicyDecision[],
+): Decision {
+  return {
+    allowed,
+    limit: top.limit,
+    remaining: top.remaining,
+    resetAtMs: top.resetAtMs,
+    retryAfterMs: top.retryAfterMs,
+    policyName: top.policyName,
+    windowMs: top.windowMs,
+    algorithm: top.algorithm,
+    shared,
+    reason,
+    policies,
+  };
+}
