@@ -9,7 +9,7 @@ import { createOverrideStore } from '../tokens/create-override-store';
 import { createTokenStore } from '../tokens/create-token-store';
 import { CorruptOverrideError, policiesOf, type LimitOverrideRecord, type LimitOverrideStore } from '../tokens/limit-override-record';
 import type { TokenStore } from '../tokens/token-record';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliStreams } from './token-cli';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, runAsMain, type CliStreams } from './run-as-main';
 
 export const LIMITS_USAGE = `Usage: npm run limits -- <command> [options]
 
@@ -246,14 +246,4 @@ async function openConfiguredStores(config: Config): Promise<OpenedStores> {
   };
 }
 
-if (require.main === module) {
-  runLimitsCli(process.argv.slice(2), process.env, process).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-      process.exitCode = EXIT_FAILURE;
-    },
-  );
-}
+if (require.main === module) runAsMain(runLimitsCli);

@@ -5,11 +5,7 @@ import { createTokenStore } from '../tokens/create-token-store';
 import type { TokenStore } from '../tokens/token-record';
 import type { TokenSummary } from '../tokens/token-record-schema';
 import { TokenInputError, TokenService } from '../tokens/token-service';
-
-export interface CliStreams {
-  readonly stdout: { write(text: string): unknown };
-  readonly stderr: { write(text: string): unknown };
-}
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, runAsMain, type CliStreams } from './run-as-main';
 
 export interface TokenCliDeps {
   /** Where a relative TOKENS_FILE resolves; default process.cwd(). */
@@ -25,9 +21,6 @@ export interface OpenedStore {
   close(): Promise<void>;
 }
 
-export const EXIT_OK = 0;
-export const EXIT_FAILURE = 1;
-export const EXIT_USAGE = 2;
 
 export const USAGE = `Usage: npm run token -- <command> [options]
 
@@ -226,14 +219,4 @@ async function openConfiguredStore(config: Config): Promise<OpenedStore> {
   };
 }
 
-if (require.main === module) {
-  runTokenCli(process.argv.slice(2), process.env, process).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-      process.exitCode = EXIT_FAILURE;
-    },
-  );
-}
+if (require.main === module) runAsMain(runTokenCli);

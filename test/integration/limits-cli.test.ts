@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../../src/cli/token-cli';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../../src/cli/run-as-main';
 import { runLimitsCli } from '../../src/cli/limits-cli';
 import { FileTokenStore } from '../../src/tokens/file-token-store';
 import { TokenService } from '../../src/tokens/token-service';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { runLimitsCli } from '../../src/cli/limits-cli';
-import { EXIT_OK } from '../../src/cli/token-cli';
+import { EXIT_OK } from '../../src/cli/run-as-main';
 import { loadConfig } from '../../src/config/config';
 import { buildService, type Service } from '../../src/service/build-service';
 import { createCapturingLogger } from '../support/capturing-logger';

@@ -3,7 +3,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { runLimitsCli } from '../../src/cli/limits-cli';
-import { EXIT_OK, runTokenCli } from '../../src/cli/token-cli';
+import { EXIT_OK } from '../../src/cli/run-as-main';
+import { runTokenCli } from '../../src/cli/token-cli';
 import { startFirestoreTestServer, TEST_PROJECT_ID, type FirestoreTestServer } from '../support/firestore-server';
 import { startReadyServer, type ServerProcess } from '../support/server-process';
 
