@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CorruptOverrideError, parseOverrideRecord, type LimitOverrideRecord, type LimitOverrideStore } from './limit-override-record';
 import { acquireTokenFileLock, isErrno } from './token-file-lock';
+import { writeJsonFileAtomically } from './atomic-json-file';
 
 /**
  * Overrides in one JSON file, written the way the token file is (temporary
@@ -75,19 +74,6 @@ export class FileOverrideStore implements LimitOverrideStore {
   }
 
   private async writeAtomically(records: readonly LimitOverrideRecord[]): Promise<void> {
-    const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    const handle = await open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
-    try {
-      await handle.writeFile(`${JSON.stringify({ version: 1, overrides: records }, null, 2)}\n`, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      await rename(temp, this.path);
-    } catch (error) {
-      await unlink(temp).catch(() => undefined);
-      throw error;
-    }
+    await writeJsonFileAtomically(this.path, { version: 1, overrides: records });
   }
 }

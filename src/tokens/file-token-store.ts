@@ -1,6 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { silentLogger, type Logger } from '../shared/logger';
 import type { TokenRecord, TokenStore } from './token-record';
@@ -13,6 +11,7 @@ import {
   DEFAULT_STALE_LOCK_MS,
   isErrno,
 } from './token-file-lock';
+import { writeJsonFileAtomically } from './atomic-json-file';
 
 export { TokenFileLockError } from './token-file-lock';
 
@@ -229,20 +228,7 @@ export class FileTokenStore implements TokenStore {
   }
 
   private async writeAtomically(content: FileContent): Promise<void> {
-    const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    const handle = await open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
-    try {
-      await handle.writeFile(`${JSON.stringify(content, null, 2)}\n`, 'utf8');
-      await handle.sync(); // the rename must never publish a file whose data is not on disk
-    } finally {
-      await handle.close();
-    }
-    try {
-      await rename(temp, this.path);
-    } catch (error) {
-      await unlink(temp).catch(() => undefined);
-      throw error;
-    }
+    await writeJsonFileAtomically(this.path, content);
   }
 
   private lock(): Promise<() => Promise<void>> {
