@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
-import { loadConfig, MINUTE_MS, type Config } from '../config/config';
-import { ConfigError } from '../config/config-error';
+import { MINUTE_MS, type Config } from '../config/config';
 import { parseDuration } from '../config/limits-file';
 import { ALGORITHM_NAMES, type AlgorithmName } from '../limiter/algorithms/algorithm';
 import { overrideIdOf, type OverrideTarget } from '../policies/limit-override';
@@ -9,7 +8,7 @@ import { createOverrideStore } from '../tokens/create-override-store';
 import { createTokenStore } from '../tokens/create-token-store';
 import { CorruptOverrideError, policiesOf, type LimitOverrideRecord, type LimitOverrideStore } from '../tokens/limit-override-record';
 import type { TokenStore } from '../tokens/token-record';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, runAsMain, type CliStreams } from './run-as-main';
+import { configOrReport, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, runAsMain, type CliStreams } from './run-as-main';
 
 export const LIMITS_USAGE = `Usage: npm run limits -- <command> [options]
 
@@ -66,16 +65,8 @@ export async function runLimitsCli(argv: readonly string[], env: NodeJS.ProcessE
     (command === undefined ? io.stderr : io.stdout).write(LIMITS_USAGE);
     return command === undefined ? EXIT_USAGE : EXIT_OK;
   }
-  let config: Config;
-  try {
-    config = loadConfig(env, { cwd: deps.cwd });
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      io.stderr.write(`${error.message}\n`);
-      return EXIT_FAILURE;
-    }
-    throw error;
-  }
+  const config = configOrReport(env, deps.cwd, io);
+  if (config === undefined) return EXIT_FAILURE;
   let args: Parsed;
   try {
     args = parse(command, rest, config, deps.toolNames ?? servedToolNames());

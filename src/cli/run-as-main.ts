@@ -1,3 +1,6 @@
+import { loadConfig, type Config } from '../config/config';
+import { ConfigError } from '../config/config-error';
+
 /** What a command writes to: stdout for its answer, stderr for everything else. */
 export interface CliStreams {
   readonly stdout: { write(text: string): unknown };
@@ -24,4 +27,17 @@ export function runAsMain(run: (argv: string[], env: NodeJS.ProcessEnv, io: CliS
       process.exitCode = EXIT_FAILURE;
     },
   );
+}
+
+/** The configuration the command runs with, or undefined once a bad one has been reported on stderr (the boot's own message and fix). */
+export function configOrReport(env: NodeJS.ProcessEnv, cwd: string | undefined, io: CliStreams): Config | undefined {
+  try {
+    return loadConfig(env, { cwd });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr.write(`${error.message}\n`);
+      return undefined;
+    }
+    throw error;
+  }
 }

@@ -1,11 +1,10 @@
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../config/config';
-import { ConfigError } from '../config/config-error';
+import type { Config } from '../config/config';
 import { createTokenStore } from '../tokens/create-token-store';
 import type { TokenStore } from '../tokens/token-record';
 import type { TokenSummary } from '../tokens/token-record-schema';
 import { TokenInputError, TokenService } from '../tokens/token-service';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, runAsMain, type CliStreams } from './run-as-main';
+import { configOrReport, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, runAsMain, type CliStreams } from './run-as-main';
 
 export interface TokenCliDeps {
   /** Where a relative TOKENS_FILE resolves; default process.cwd(). */
@@ -58,16 +57,8 @@ export async function runTokenCli(argv: readonly string[], env: NodeJS.ProcessEn
     return EXIT_USAGE;
   }
 
-  let config: Config;
-  try {
-    config = loadConfig(env, { cwd: deps.cwd });
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      io.stderr.write(`${error.message}\n`);
-      return EXIT_FAILURE;
-    }
-    throw error;
-  }
+  const config = configOrReport(env, deps.cwd, io);
+  if (config === undefined) return EXIT_FAILURE;
 
   const opened = await (deps.openStore ?? openConfiguredStore)(config);
   try {
