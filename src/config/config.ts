@@ -9,6 +9,9 @@ import { InvalidRedisUrlError, parseRedisUrl } from '../limiter/stores/redis-url
 import { ConfigError, type ConfigProblem } from './config-error';
 import { knobs, type KnobValues } from './knobs';
 import type { PoliciesConfig } from '../policies/resolve-charges';
+import { upstreamOf, type UpstreamConfig } from './upstream-config';
+
+export type { UpstreamConfig, UpstreamQuotaConfig } from './upstream-config';
 
 export const MINUTE_MS = 60_000;
 
@@ -102,28 +105,6 @@ export interface Config {
   };
   /** UPSTREAM_MCP_URL set: firelimit fronts that MCP server (docs/adr/0034-gateway-forwarding.md). Undefined: it serves only its own tools. */
   readonly upstream: UpstreamConfig | undefined;
-}
-
-export interface UpstreamConfig {
-  readonly url: string;
-  /** A secret: the Authorization value sent upstream; never logged, never echoed. */
-  readonly authorization: string | undefined;
-  readonly timeoutMs: number;
-  readonly listTtlMs: number;
-  /** UPSTREAM_RATE set: the shared quota every forwarded tools/call is scheduled on. */
-  readonly quota: UpstreamQuotaConfig | undefined;
-}
-
-export interface UpstreamQuotaConfig {
-  readonly limit: number;
-  readonly windowMs: number;
-  readonly headroom: number;
-  readonly maxWaitMs: number;
-  readonly dailyBudget: number | undefined;
-  /** How late a reserved caller may claim its slot; the cursor skips this much after each reservation (docs/adr/0032). */
-  readonly graceMs: number;
-  /** A slot this near is waited for in the request; farther, the caller is told to come back. */
-  readonly holdMs: number;
 }
 
 export interface LoadConfigOptions {
@@ -229,7 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       fix: 'raise HTTP_REQUEST_TIMEOUT_MS to at least HTTP_HEADERS_TIMEOUT_MS, or lower HTTP_HEADERS_TIMEOUT_MS',
     });
   }
-  const upstream = upstreamOf(v, cwd, options.readFile ?? defaultReadFile, problems);
+  const upstream = upstreamOf(v, cwd, options.readFile ?? defaultReadFile, file.upstreamTools, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
@@ -280,44 +261,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
     metrics: { port: v.METRICS_PORT },
     log: { format: v.LOG_FORMAT ?? (options.stdoutIsTty ? 'pretty' : 'json') },
     upstream,
-  };
-}
-
-const UPSTREAM_ONLY_KNOBS = ['UPSTREAM_MCP_AUTHORIZATION', 'UPSTREAM_MCP_AUTHORIZATION_FILE', 'UPSTREAM_RATE', 'UPSTREAM_DAILY_BUDGET'] as const;
-
-function upstreamOf(v: KnobValues, cwd: string, readFile: (filePath: string) => string, problems: ConfigProblem[]): UpstreamConfig | undefined {
-  if (v.UPSTREAM_MCP_URL === undefined) {
-    // A credential or quota with nothing to front is a typo in the deployment, not a setting to ignore.
-    for (const name of UPSTREAM_ONLY_KNOBS) {
-      if (v[name] !== undefined) problems.push({ knob: name, problem: 'set, but UPSTREAM_MCP_URL is not', fix: `set UPSTREAM_MCP_URL to the MCP server to front, or unset ${name}` });
-    }
-    return undefined;
-  }
-  let authorization = v.UPSTREAM_MCP_AUTHORIZATION_FILE === undefined ? v.UPSTREAM_MCP_AUTHORIZATION : undefined;
-  if (v.UPSTREAM_MCP_AUTHORIZATION_FILE !== undefined) {
-    try {
-      authorization = readFile(path.resolve(cwd, v.UPSTREAM_MCP_AUTHORIZATION_FILE)).trim();
-    } catch {
-      problems.push({ knob: 'UPSTREAM_MCP_AUTHORIZATION_FILE', problem: 'the file cannot be read', fix: 'point UPSTREAM_MCP_AUTHORIZATION_FILE at a readable file holding the Authorization value (a mounted secret), or unset it' });
-    }
-    if (authorization === '') {
-      problems.push({ knob: 'UPSTREAM_MCP_AUTHORIZATION_FILE', problem: 'the file is empty', fix: 'write the Authorization value (e.g. "Bearer <key>") into the file, or unset UPSTREAM_MCP_AUTHORIZATION_FILE' });
-    }
-  }
-  if (authorization !== undefined && /[\r\n]/.test(authorization)) {
-    // The value is not echoed: it is a secret.
-    problems.push({ knob: v.UPSTREAM_MCP_AUTHORIZATION_FILE === undefined ? 'UPSTREAM_MCP_AUTHORIZATION' : 'UPSTREAM_MCP_AUTHORIZATION_FILE', problem: 'the value holds a line break', fix: 'set one header value on one line, e.g. "Bearer <key>"' });
-  }
-  const rate = v.UPSTREAM_RATE;
-  return {
-    url: v.UPSTREAM_MCP_URL,
-    authorization,
-    timeoutMs: v.UPSTREAM_TIMEOUT_MS,
-    listTtlMs: v.UPSTREAM_LIST_TTL_MS,
-    quota:
-      rate === undefined
-        ? undefined
-        : { limit: rate.limit, windowMs: rate.windowMs, headroom: v.UPSTREAM_HEADROOM, maxWaitMs: v.UPSTREAM_MAX_WAIT_MS, dailyBudget: v.UPSTREAM_DAILY_BUDGET, graceMs: v.UPSTREAM_GRACE_MS, holdMs: v.UPSTREAM_HOLD_MS },
   };
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ALGORITHM_NAMES, type AlgorithmName } from '../limiter/algorithms/algorithm';
 import { FREE_PER_MINUTE_DEFAULT } from '../policies/free-calls';
 import { parseToolCosts } from '../policies/tool-costs';
+import { parseUpstreamRate, UPSTREAM_RATE_EXPECTED } from './upstream-rate';
 
 const positiveInt = (what: string) =>
   z.coerce.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
@@ -79,17 +80,13 @@ const upstreamRate = z
   .optional()
   .transform((s, ctx) => {
     if (s === undefined) return undefined;
-    const m = /^(\d{1,7})\s*\/\s*(s|sec|second|min|minute|h|hour|d|day)$/i.exec(s);
-    const windowMs = m ? RATE_UNIT_MS[(m[2] as string).toLowerCase()] : undefined;
-    const limit = m ? Number(m[1]) : 0;
-    if (windowMs === undefined || limit < 1 || limit > 1_000_000) {
-      ctx.addIssue({ code: 'custom', message: 'expected calls/unit with 1 to 1000000 calls and a unit of s, min, h or day' });
+    const rate = parseUpstreamRate(s);
+    if (rate === undefined) {
+      ctx.addIssue({ code: 'custom', message: UPSTREAM_RATE_EXPECTED });
       return z.NEVER;
     }
-    return { limit, windowMs };
+    return rate;
   });
-
-const RATE_UNIT_MS: Readonly<Record<string, number>> = { s: 1000, sec: 1000, second: 1000, min: 60_000, minute: 60_000, h: 3_600_000, hour: 3_600_000, d: 86_400_000, day: 86_400_000 };
 
 /** An http(s) URL without credentials in it: the credential has its own knob, so it can be a mounted secret and never sit in a URL that gets logged. */
 const upstreamUrl = z

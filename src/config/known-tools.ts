@@ -42,3 +42,18 @@ export function toolsNamedButNotServed(calls: PoliciesConfig, toolNames: readonl
   for (const rule of calls.rules) if (rule.match.tool !== undefined) named.add(rule.match.tool);
   return [...named].filter((tool) => !known.has(tool)).sort();
 }
+
+/**
+ * Upstream tool quotas that name one of firelimit's own tools: those are
+ * served here, never forwarded, so such a quota would never apply.
+ */
+export function ownToolQuotaProblems(quotaTools: Iterable<string>, toolNames: readonly string[]): ConfigProblem[] {
+  const own = new Set(toolNames);
+  return [...quotaTools]
+    .filter((tool) => own.has(tool))
+    .map((tool) => ({
+      knob: 'LIMITS_FILE',
+      problem: `upstream.tools.${tool}: ${tool} is firelimit's own tool, served here and never forwarded upstream`,
+      fix: `remove upstream.tools.${tool} (an upstream tool of that name is not served; firelimit's own takes its place)`,
+    }));
+}

@@ -5,6 +5,7 @@ import { limitSchema, NAME, policiesOf } from './limit-schema';
 import type { ConfigProblem } from './config-error';
 import { costsSchema, parsedRules, rulesSchema, type ParsedRule } from './rules-section';
 import type { Tier } from './tier';
+import { upstreamSectionSchema, upstreamToolQuotasOf, type UpstreamToolQuotaEntry } from './upstream-section';
 
 /**
  * LIMITS_FILE: tiers with several limits each, in JSON.
@@ -13,8 +14,9 @@ import type { Tier } from './tier';
  *       { "algorithm": "token-bucket", "limit": 60, "window": "1m", "burst": 10 },
  *       { "limit": 10000, "window": "1d" } ] } } }
  *
- * Beside `tiers`: `costs` (units per tool) and `rules` (costs and extra
- * limits per method, tool, tier or token; rules-section.ts). Every field is
+ * Beside `tiers`: `costs` (units per tool), `rules` (costs and extra
+ * limits per method, tool, tier or token; rules-section.ts) and `upstream`
+ * (quotas of the upstream's own tools; upstream-section.ts). Every field is
  * checked at boot and each problem names its path in the file and the fix;
  * unknown fields are refused, not ignored, so a typo never silently drops a
  * limit.
@@ -35,6 +37,7 @@ const fileSchema = z
     tiers: z.record(z.string(), tierSchema, { error: 'expected an object of tiers by name' }).default({}),
     costs: costsSchema.optional(),
     rules: rulesSchema.optional(),
+    upstream: upstreamSectionSchema.optional(),
   })
   .strict();
 
@@ -44,7 +47,14 @@ export interface LimitsFileDefaults {
 }
 
 export type LimitsFileResult =
-  | { readonly ok: true; readonly tiers: readonly Tier[]; readonly costs: ReadonlyMap<string, number>; readonly rules: readonly ParsedRule[] }
+  | {
+      readonly ok: true;
+      readonly tiers: readonly Tier[];
+      readonly costs: ReadonlyMap<string, number>;
+      readonly rules: readonly ParsedRule[];
+      /** `upstream.tools`: a tool's own upstream quota, by tool name. */
+      readonly upstreamTools: ReadonlyMap<string, UpstreamToolQuotaEntry>;
+    }
   | { readonly ok: false; readonly problems: readonly ConfigProblem[] };
 
 
@@ -87,7 +97,8 @@ export function parseLimitsFile(text: string, defaults: LimitsFileDefaults): Lim
   }
   const rules = parsedRules(parsed.data.rules ?? [], defaults, problems);
   const costs = new Map(Object.entries(parsed.data.costs ?? {}));
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, tiers, costs, rules };
+  const upstreamTools = upstreamToolQuotasOf(parsed.data.upstream, problems);
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, tiers, costs, rules, upstreamTools };
 }
 
 function fail(problem: string, fix: string): LimitsFileResult {

@@ -4,6 +4,7 @@ import type { KnobValues } from './knobs';
 import { parseLimitsFile } from './limits-file';
 import type { PolicyRule } from '../policies/policy-rule';
 import type { Tier } from './tier';
+import type { UpstreamToolQuotaEntry } from './upstream-section';
 
 const MINUTE_MS = 60_000;
 
@@ -21,9 +22,10 @@ const DEFAULT_TIER_KNOBS = ['RATE_LIMIT_PER_MINUTE', 'RATE_LIMIT_ALGORITHM', 'RA
 export interface FileSections {
   readonly costs: ReadonlyMap<string, number>;
   readonly rules: readonly PolicyRule[];
+  readonly upstreamTools: ReadonlyMap<string, UpstreamToolQuotaEntry>;
 }
 
-const NO_SECTIONS: FileSections = { costs: new Map(), rules: [] };
+const NO_SECTIONS: FileSections = { costs: new Map(), rules: [], upstreamTools: new Map() };
 
 export function tiersOf(
   env: NodeJS.ProcessEnv,
@@ -90,5 +92,5 @@ export function tiersOf(
       tiers.push(tier);
     }
   }
-  return { tiers, file: { costs: parsed.costs, rules: parsed.rules } };
+  return { tiers, file: { costs: parsed.costs, rules: parsed.rules, upstreamTools: parsed.upstreamTools } };
 }

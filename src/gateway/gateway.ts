@@ -23,7 +23,7 @@ export interface GatewayOptions {
   /** How long a fetched list is served before it is fetched again; 0 = every time. */
   readonly listTtlMs: number;
   readonly clock: () => number;
-  /** UPSTREAM_RATE set: every forwarded tools/call passes it first. */
+  /** UPSTREAM_RATE or a tool's own quota set: a forwarded tools/call passes the quotas that apply to it first. */
   readonly quota?: UpstreamQuotaGate;
   readonly events?: GatewayEvents;
 }
@@ -96,7 +96,8 @@ export class Gateway {
   async callTool(tokenId: string, tool: Tool, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<ForwardedCall> {
     let heldMs = 0;
     if (this.options.quota !== undefined) {
-      const answer = await this.options.quota.admit({ tokenId, tool: tool.name });
+      // The request's signal ends a hold early: a caller that went away is not forwarded.
+      const answer = await this.options.quota.admit({ tokenId, tool: tool.name }, signal);
       if (answer.status !== 'run') return answer;
       heldMs = answer.heldMs;
     }

@@ -1,72 +1,162 @@
+import { encodeKeyPart } from '../limiter/key';
 import type { UpstreamCaller } from '../limiter/upstream/upstream-holder';
-import type { UpstreamPolicy } from '../limiter/upstream/upstream-policy';
+import { intervalOf, type UpstreamPolicy } from '../limiter/upstream/upstream-policy';
 import type { UpstreamQuotaStore } from '../limiter/upstream/upstream-quota-store';
 import type { UpstreamRejection } from '../limiter/upstream/upstream-schedule';
 import type { UpstreamState } from '../limiter/upstream/upstream-state';
 
 /** The one key every token's calls share: the upstream has one quota for the whole service. */
 export const UPSTREAM_QUOTA_KEY = 'upstream';
+/** The name metrics and answers give the service-wide quota; a tool's own quota is named by its tool. */
+export const SHARED_QUOTA_NAME = 'upstream';
+
+/** A tool's own quota: its own key, beside the shared one, for every token. */
+export function toolQuotaKey(tool: string): string {
+  return `tool:${encodeKeyPart(tool)}`;
+}
 
 const MAX_HOLDS = 4;
 
-/** What the gate lets through: run now (after a hold, `heldMs` > 0), or an answer for the caller. */
+/** One quota a call is scheduled on. */
+export interface UpstreamQuota {
+  /** SHARED_QUOTA_NAME, or the tool's name for a tool's own quota. */
+  readonly name: string;
+  readonly key: string;
+  readonly policy: UpstreamPolicy;
+}
+
+/**
+ * What the gate lets through: run now (after a hold, `heldMs` > 0), an answer
+ * for the caller naming the quota that gave it, or `cancelled` when the
+ * caller went away while held (nothing is forwarded).
+ */
 export type GateAnswer =
   | { readonly status: 'run'; readonly heldMs: number }
-  | { readonly status: 'reserved'; readonly slotAtMs: number; readonly retryAfterMs: number }
-  | { readonly status: 'rejected'; readonly reason: UpstreamRejection; readonly retryAfterMs: number };
+  | { readonly status: 'reserved'; readonly quota: string; readonly slotAtMs: number; readonly retryAfterMs: number }
+  | { readonly status: 'rejected'; readonly quota: string; readonly reason: UpstreamRejection; readonly retryAfterMs: number }
+  | { readonly status: 'cancelled'; readonly heldMs: number };
 
 /** What metrics count; every method is optional so tests can pass `{}`. */
 export interface UpstreamQuotaEvents {
-  readonly onDecision?: (answer: GateAnswer, state: UpstreamState | null) => void;
+  /** One per admitted call that some quota applies to. */
+  readonly onDecision?: (answer: GateAnswer) => void;
+  /** The state of record a store answered for one quota (null: empty). */
+  readonly onState?: (quota: UpstreamQuota, state: UpstreamState | null) => void;
 }
 
 export interface UpstreamQuotaGateOptions {
   readonly store: Pick<UpstreamQuotaStore, 'schedule'>;
-  readonly policy: UpstreamPolicy;
+  /** UPSTREAM_RATE: the quota every forwarded call is scheduled on. */
+  readonly shared?: UpstreamPolicy;
+  /** The limits file's `upstream.tools`: a tool's own quota, applied as well as the shared one. */
+  readonly tools?: ReadonlyMap<string, UpstreamPolicy>;
   /** A slot at most this far away is waited for in the request. */
   readonly holdMs: number;
   readonly clock: () => number;
-  /** Default setTimeout; tests pass a fake that advances the clock. */
-  readonly sleep?: (ms: number) => Promise<void>;
+  /** Default: a setTimeout that the caller's signal ends early. Tests pass a fake that advances the clock. */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly events?: UpstreamQuotaEvents;
 }
 
 /**
- * Hands a forwarded tools/call to the shared quota: run now, hold it for a
- * near slot and claim it (the same holder coming back at its slot runs
- * without taking another), or answer "reserved"/"rejected" for the client to
- * wait on (docs/adr/0036-upstream-hold.md).
+ * Hands a forwarded tools/call to the upstream quotas that apply to it: run
+ * now, hold it for a near slot and claim it (the same holder coming back at
+ * its slot runs without taking another), or answer "reserved"/"rejected"
+ * for the client to wait on (docs/adr/0036-upstream-hold.md).
+ *
+ * A tool with its own quota is scheduled on it and on the shared one, key by
+ * key, the one with the longest interval first (the likeliest to make it
+ * wait). The call runs only when every quota answered `run` in one pass, so
+ * it reaches the upstream right after each of them counted it; a later
+ * quota's wait leaves the earlier slot unused, which errs below a limit,
+ * never above it (docs/adr/0037-per-tool-upstream-quotas.md).
  */
 export class UpstreamQuotaGate {
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly sharedQuota: UpstreamQuota | undefined;
+  /** Built once per configured tool: a caller naming tools cannot grow it. */
+  private readonly byTool = new Map<string, readonly UpstreamQuota[]>();
 
   constructor(private readonly options: UpstreamQuotaGateOptions) {
-    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.sleep = options.sleep ?? abortableSleep;
+    this.sharedQuota = options.shared === undefined ? undefined : { name: SHARED_QUOTA_NAME, key: UPSTREAM_QUOTA_KEY, policy: options.shared };
+    for (const [tool, policy] of options.tools ?? []) {
+      const quotas = [{ name: tool, key: toolQuotaKey(tool), policy }, ...this.sharedOnly()];
+      // Longest interval first; the sort is stable, so a tie keeps the tool's own quota first.
+      this.byTool.set(tool, quotas.sort((a, b) => compareIntervals(b.policy, a.policy)));
+    }
   }
 
-  get policy(): UpstreamPolicy {
-    return this.options.policy;
+  get shared(): UpstreamQuota | undefined {
+    return this.sharedQuota;
   }
 
-  async admit(caller: UpstreamCaller): Promise<GateAnswer> {
+  /** The quotas a call to `tool` is scheduled on, in the order they are asked. */
+  quotasFor(tool: string): readonly UpstreamQuota[] {
+    return this.byTool.get(tool) ?? this.sharedOnly();
+  }
+
+  private sharedOnly(): UpstreamQuota[] {
+    return this.sharedQuota === undefined ? [] : [this.sharedQuota];
+  }
+
+  async admit(caller: UpstreamCaller, signal?: AbortSignal): Promise<GateAnswer> {
+    const quotas = this.quotasFor(caller.tool);
+    if (quotas.length === 0) return { status: 'run', heldMs: 0 };
     const startedAtMs = this.options.clock();
     // Bounded: one hold normally suffices; a clock that lags the state's own can ask for a few more ms.
     let last: GateAnswer | undefined;
     for (let round = 0; round < MAX_HOLDS; round++) {
       const nowMs = this.options.clock();
-      const { outcome, state } = await this.options.store.schedule(UPSTREAM_QUOTA_KEY, nowMs, caller, this.options.policy);
-      if (outcome.status === 'run') return this.report({ status: 'run', heldMs: Math.max(0, nowMs - startedAtMs) }, state);
-      if (outcome.status === 'rejected') return this.report(outcome, state);
-      if (outcome.retryAfterMs > this.options.holdMs || nowMs - startedAtMs + outcome.retryAfterMs > this.options.holdMs) return this.report(outcome, state);
-      last = outcome;
-      await this.sleep(outcome.retryAfterMs);
+      if (signal?.aborted === true) return this.report({ status: 'cancelled', heldMs: nowMs - startedAtMs });
+      const answer = await this.pass(quotas, caller, nowMs, startedAtMs);
+      if (answer.status !== 'reserved' || answer.retryAfterMs > this.options.holdMs || nowMs - startedAtMs + answer.retryAfterMs > this.options.holdMs) {
+        return this.report(answer);
+      }
+      last = answer;
+      await this.sleep(answer.retryAfterMs, signal);
     }
+    if (signal?.aborted === true) return this.report({ status: 'cancelled', heldMs: this.options.clock() - startedAtMs });
     // Still not our turn after the holds: the caller is told its slot, as if it had not been held.
-    return this.report(last as GateAnswer, null);
+    return this.report(last as GateAnswer);
   }
 
-  private report(answer: GateAnswer, state: UpstreamState | null): GateAnswer {
-    this.options.events?.onDecision?.(answer, state);
+  /** Every quota in order until one does not answer `run`. */
+  private async pass(quotas: readonly UpstreamQuota[], caller: UpstreamCaller, nowMs: number, startedAtMs: number): Promise<GateAnswer> {
+    for (const quota of quotas) {
+      const { outcome, state } = await this.options.store.schedule(quota.key, nowMs, caller, quota.policy);
+      this.options.events?.onState?.(quota, state);
+      if (outcome.status === 'reserved') return { status: 'reserved', quota: quota.name, slotAtMs: outcome.slotAtMs, retryAfterMs: outcome.retryAfterMs };
+      if (outcome.status === 'rejected') return { status: 'rejected', quota: quota.name, reason: outcome.reason, retryAfterMs: outcome.retryAfterMs };
+    }
+    return { status: 'run', heldMs: Math.max(0, nowMs - startedAtMs) };
+  }
+
+  private report(answer: GateAnswer): GateAnswer {
+    this.options.events?.onDecision?.(answer);
     return answer;
   }
+}
+
+/** a's interval against b's, compared exactly: numerator_a × denominator_b against numerator_b × denominator_a. */
+function compareIntervals(a: UpstreamPolicy, b: UpstreamPolicy): number {
+  const x = intervalOf(a);
+  const y = intervalOf(b);
+  // BigInt: the products pass 2^53 for a day-long window.
+  const left = BigInt(x.numerator) * BigInt(y.denominator);
+  const right = BigInt(y.numerator) * BigInt(x.denominator);
+  return left === right ? 0 : left > right ? 1 : -1;
+}
+
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted === true) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../config/config';
 import type { ForwardedCall, Gateway } from '../gateway/gateway';
 import { UpstreamError } from '../gateway/upstream-error';
+import { SHARED_QUOTA_NAME } from '../gateway/upstream-quota-gate';
 import type { Logger } from '../shared/logger';
 import { toolContextOf } from './call-context';
 import { describeLimits, LIMITS_RESOURCE_URI } from './resources/limits-resource';
@@ -87,24 +88,30 @@ async function upstream<T>(call: () => Promise<T>): Promise<T> {
 
 function answerOf(call: ForwardedCall, tool: Tool, context: ToolContext): CallToolResult {
   if (call.status === 'called') return call.result;
+  if (call.status === 'cancelled') {
+    // Nobody reads this: the caller went away while held, and nothing was forwarded.
+    return { isError: true, content: [{ type: 'text', text: `The ${tool.name} call was cancelled while it waited for its upstream slot; it did not run.` }] };
+  }
   const nowMs = context.clock();
   const seconds = Math.max(1, Math.ceil(call.retryAfterMs / 1000));
+  const which = call.quota === SHARED_QUOTA_NAME ? `The upstream behind ${tool.name} is at its shared rate limit` : `The ${tool.name} tool is at its own upstream rate limit`;
   if (call.status === 'reserved') {
     return {
       isError: true,
       content: [{
         type: 'text',
-        text: `The upstream behind ${tool.name} is at its shared rate limit. A slot is reserved for you at ${new Date(call.slotAtMs).toISOString()}: ` +
+        text: `${which}. A slot is reserved for you at ${new Date(call.slotAtMs).toISOString()}: ` +
           `call ${tool.name} again in ${seconds} s (not earlier) with the same arguments and it will run. The reservation lapses if you come back much later.`,
       }],
-      structuredContent: { status: 'reserved', retryAfterMs: call.retryAfterMs, slotAtMs: call.slotAtMs },
+      structuredContent: { status: 'reserved', retryAfterMs: call.retryAfterMs, slotAtMs: call.slotAtMs, quota: call.quota },
     };
   }
   const why = call.reason === 'daily_budget' ? "today's upstream budget is spent" : call.reason === 'max_wait' ? 'every slot within the longest wait is taken' : 'too many callers are already waiting';
+  const whose = call.quota === SHARED_QUOTA_NAME ? `The upstream behind ${tool.name}` : `The ${tool.name} tool's own upstream quota`;
   return {
     isError: true,
-    content: [{ type: 'text', text: `The upstream behind ${tool.name} cannot take this call: ${why}. Try again in ${seconds} s.` }],
-    structuredContent: { status: 'rejected', reason: call.reason, retryAfterMs: call.retryAfterMs, retryAtMs: nowMs + call.retryAfterMs },
+    content: [{ type: 'text', text: `${whose} cannot take this call: ${why}. Try again in ${seconds} s.` }],
+    structuredContent: { status: 'rejected', reason: call.reason, retryAfterMs: call.retryAfterMs, retryAtMs: nowMs + call.retryAfterMs, quota: call.quota },
   };
 }
 

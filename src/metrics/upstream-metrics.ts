@@ -1,40 +1,49 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { GatewayEvents } from '../gateway/gateway';
-import type { GateAnswer, UpstreamQuotaEvents } from '../gateway/upstream-quota-gate';
+import type { GateAnswer, UpstreamQuota, UpstreamQuotaEvents } from '../gateway/upstream-quota-gate';
 import type { UpstreamState } from '../limiter/upstream/upstream-state';
 
 /**
- * The gateway's series: calls forwarded upstream and how they ended, and what
- * the shared quota answered (run, held then run, reserved, rejected), with
- * the day's share of the daily budget when one is set.
+ * The gateway's series: calls forwarded upstream and how they ended, what
+ * the upstream quotas answered (run, held then run, reserved, rejected,
+ * cancelled), and each quota's day against its daily budget when one is set.
+ * The `quota` label is "upstream" (the shared one) or a tool named in the
+ * limits file, so its values are bounded by configuration.
  */
 export class UpstreamMetrics implements GatewayEvents, UpstreamQuotaEvents {
   private readonly calls: Counter<'outcome'>;
-  private readonly quota: Counter<'answer'>;
+  private readonly quota: Counter<'answer' | 'quota'>;
   private readonly heldSeconds: Counter;
-  private readonly dayUsed: Gauge;
-  private readonly dayShare: Gauge;
+  private readonly dayUsed: Gauge<'quota'>;
+  private readonly dayShare: Gauge<'quota'>;
 
-  constructor(registry: Registry, private readonly dailyBudget: number | undefined) {
+  constructor(registry: Registry) {
     const registers = [registry];
     this.calls = new Counter({ name: 'firelimit_upstream_calls_total', help: 'tools/call forwarded to the upstream MCP server, by outcome (ok, tool_error, unreachable, timeout, refused, protocol).', labelNames: ['outcome'], registers });
-    this.quota = new Counter({ name: 'firelimit_upstream_quota_answers_total', help: 'Shared upstream quota answers: run (at once), held (waited in the request, then ran), reserved (told to come back), rejected.', labelNames: ['answer'], registers });
+    this.quota = new Counter({
+      name: 'firelimit_upstream_quota_answers_total',
+      help: 'Upstream quota answers: run (at once), held (waited in the request, then ran), reserved (told to come back), rejected, cancelled (the caller left while held). quota: the one that made the caller wait; for run and held, "all".',
+      labelNames: ['answer', 'quota'],
+      registers,
+    });
     this.heldSeconds = new Counter({ name: 'firelimit_upstream_held_seconds_total', help: 'Time calls spent held for their slot inside the request (billed instance time on Cloud Run).', registers });
-    this.dayUsed = new Gauge({ name: 'firelimit_upstream_quota_day_used', help: 'Upstream slots handed out this UTC day, as this instance last saw the shared state.', registers });
-    this.dayShare = new Gauge({ name: 'firelimit_upstream_quota_day_share', help: 'Share of UPSTREAM_DAILY_BUDGET handed out this UTC day (0 when no budget is set).', registers });
+    this.dayUsed = new Gauge({ name: 'firelimit_upstream_quota_day_used', help: 'Upstream slots handed out this UTC day per quota, as this instance last saw the shared state.', labelNames: ['quota'], registers });
+    this.dayShare = new Gauge({ name: 'firelimit_upstream_quota_day_share', help: "Share of a quota's daily budget handed out this UTC day (0 when it has none).", labelNames: ['quota'], registers });
   }
 
   readonly onForward = (outcome: Parameters<NonNullable<GatewayEvents['onForward']>>[0]): void => {
     this.calls.inc({ outcome });
   };
 
-  readonly onDecision = (answer: GateAnswer, state: UpstreamState | null): void => {
+  readonly onDecision = (answer: GateAnswer): void => {
     const label = answer.status === 'run' ? (answer.heldMs > 0 ? 'held' : 'run') : answer.status;
-    this.quota.inc({ answer: label });
-    if (answer.status === 'run' && answer.heldMs > 0) this.heldSeconds.inc(answer.heldMs / 1000);
-    if (state !== null) {
-      this.dayUsed.set(state.count);
-      this.dayShare.set(this.dailyBudget === undefined ? 0 : state.count / this.dailyBudget);
-    }
+    this.quota.inc({ answer: label, quota: answer.status === 'reserved' || answer.status === 'rejected' ? answer.quota : 'all' });
+    if ((answer.status === 'run' || answer.status === 'cancelled') && answer.heldMs > 0) this.heldSeconds.inc(answer.heldMs / 1000);
+  };
+
+  readonly onState = (quota: UpstreamQuota, state: UpstreamState | null): void => {
+    if (state === null) return;
+    this.dayUsed.set({ quota: quota.name }, state.count);
+    this.dayShare.set({ quota: quota.name }, quota.policy.dailyBudget === 0 ? 0 : state.count / quota.policy.dailyBudget);
   };
 }

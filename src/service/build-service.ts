@@ -3,7 +3,7 @@ import type { Express, RequestHandler } from 'express';
 import type { ToolDefinition } from '../mcp/tool-registry';
 import type { Config } from '../config/config';
 import { ConfigError } from '../config/config-error';
-import { toolsNamedButNotServed, unknownToolProblems } from '../config/known-tools';
+import { ownToolQuotaProblems, toolsNamedButNotServed, unknownToolProblems } from '../config/known-tools';
 import { tools as defaultTools } from '../mcp/tools';
 import { createDevelopersHandler } from '../developers/developers-page';
 import { createAuthMiddleware } from '../http/auth-middleware';
@@ -87,6 +87,8 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     const toolProblems = unknownToolProblems(config.rateLimit.calls, config.rateLimit.toolCostsFromEnv, ownToolNames);
     if (toolProblems.length > 0) throw new ConfigError(toolProblems);
   } else {
+    const quotaProblems = ownToolQuotaProblems(config.upstream.toolQuotas.keys(), ownToolNames);
+    if (quotaProblems.length > 0) throw new ConfigError(quotaProblems);
     const upstreamTools = toolsNamedButNotServed(config.rateLimit.calls, ownToolNames);
     if (upstreamTools.length > 0) {
       logger.info('costs and rules name tools firelimit does not serve: they apply to the upstream tools of those names', { event: 'config.upstream_tool_policies', tools: upstreamTools });
@@ -151,7 +153,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       const parts = await createGateway(config.upstream, {
         logger,
         clock: options.clock ?? Date.now,
-        metrics: new UpstreamMetrics(metrics.registry, config.upstream.quota?.dailyBudget),
+        metrics: new UpstreamMetrics(metrics.registry),
         limitStore: async () => options.limitStore?.(spec) ?? (await createLimitStore(config, firebaseApp, spec)),
         firebaseApp,
         fetch: options.upstreamFetch,

@@ -1,9 +1,9 @@
 import type { App } from 'firebase-admin/app';
-import type { UpstreamConfig } from '../config/config';
+import type { UpstreamConfig, UpstreamQuotaConfig } from '../config/config';
 import { Gateway } from '../gateway/gateway';
 import { UpstreamClient } from '../gateway/upstream-client';
 import { UpstreamQuotaGate } from '../gateway/upstream-quota-gate';
-import { resolveUpstreamPolicy } from '../limiter/upstream/upstream-policy';
+import { resolveUpstreamPolicy, type UpstreamPolicy } from '../limiter/upstream/upstream-policy';
 import type { LimitStore } from '../limiter/limit-store';
 import type { UpstreamMetrics } from '../metrics/upstream-metrics';
 import type { Logger } from '../shared/logger';
@@ -27,7 +27,7 @@ export interface CreateGatewayOptions {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** The upstream client, the lists it serves and, with UPSTREAM_RATE, the shared quota in front of its calls. */
+/** The upstream client, the lists it serves and, with UPSTREAM_RATE or tool quotas, the quota gate in front of its calls. */
 export async function createGateway(config: UpstreamConfig, options: CreateGatewayOptions): Promise<GatewayParts> {
   // The client is built before the Gateway it tells about list changes.
   const ref: { gateway?: Gateway } = {};
@@ -41,15 +41,16 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
   });
   const closers: (() => Promise<void>)[] = [() => client.close()];
   let quota: UpstreamQuotaGate | undefined;
-  if (config.quota !== undefined) {
+  if (config.quota !== undefined || config.toolQuotas.size > 0) {
     const limitStore = await options.limitStore();
     closers.push(() => limitStore.close());
     const store = await createUpstreamQuotaStore(limitStore, options.firebaseApp);
-    const { limit, windowMs, headroom, maxWaitMs, dailyBudget, graceMs, holdMs } = config.quota;
     quota = new UpstreamQuotaGate({
       store,
-      policy: resolveUpstreamPolicy({ limit, windowMs, headroom, maxWaitMs, dailyBudget, graceMs }),
-      holdMs,
+      ...(config.quota === undefined ? {} : { shared: policyOf(config.quota) }),
+      tools: new Map([...config.toolQuotas].map(([tool, q]) => [tool, policyOf(q)])),
+      // One hold for every quota: it is what a held request may cost, whichever quota made it wait.
+      holdMs: (config.quota ?? [...config.toolQuotas.values()][0] as UpstreamQuotaConfig).holdMs,
       clock: options.clock,
       sleep: options.sleep,
       events: options.metrics,
@@ -57,6 +58,26 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
   }
   const gateway = new Gateway({ client, listTtlMs: config.listTtlMs, clock: options.clock, quota, events: options.metrics });
   ref.gateway = gateway;
-  await client.warmUp();
+  // Only once the upstream answered: asking a down upstream for its list would hold the boot for its timeout.
+  if (await client.warmUp()) await warnOfUnlistedQuotaTools(gateway, config, options.logger);
   return { gateway, close: async () => void (await Promise.allSettled(closers.map((close) => close()))) };
+}
+
+function policyOf(quota: UpstreamQuotaConfig): UpstreamPolicy {
+  const { limit, windowMs, headroom, maxWaitMs, dailyBudget, graceMs } = quota;
+  return resolveUpstreamPolicy({ limit, windowMs, headroom, maxWaitMs, dailyBudget, graceMs });
+}
+
+/** A quota for a tool the upstream does not list is likely a typo; it is not a boot error, since the list can change. */
+async function warnOfUnlistedQuotaTools(gateway: Gateway, config: UpstreamConfig, logger: Logger): Promise<void> {
+  if (config.toolQuotas.size === 0) return;
+  try {
+    const listed = new Set((await gateway.tools()).map((tool) => tool.name));
+    const unlisted = [...config.toolQuotas.keys()].filter((tool) => !listed.has(tool)).sort();
+    if (unlisted.length > 0) {
+      logger.warn('the limits file gives upstream quotas for tools the upstream does not list; they apply only if it lists them later', { event: 'config.upstream_tool_quota_unlisted', tools: unlisted });
+    }
+  } catch {
+    // The upstream is not answering yet: warmUp has logged that, and the quotas apply once it lists its tools.
+  }
 }

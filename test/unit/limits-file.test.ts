@@ -134,6 +134,7 @@ describe('parseLimitsFile: the tiers it builds', () => {
       ok: true,
       costs: new Map(),
       rules: [],
+      upstreamTools: new Map(),
       tiers: [
         { name: 'solo', policies: [{ name: 'solo', algorithm: 'sliding-window', limit: 5, windowMs: 30_000 }] },
         { name: 'named', policies: [{ name: 'my-limit', algorithm: 'sliding-window', limit: 5, windowMs: 30_000 }] },
@@ -151,11 +152,11 @@ describe('parseLimitsFile: the tiers it builds', () => {
   });
 
   test('an empty object of tiers is a valid file with no tiers', () => {
-    expect(parseLimitsFile(withTiers({}), fixedWindow)).toEqual({ ok: true, tiers: [], costs: new Map(), rules: [] });
+    expect(parseLimitsFile(withTiers({}), fixedWindow)).toEqual({ ok: true, tiers: [], costs: new Map(), rules: [], upstreamTools: new Map() });
   });
 
   test('a file without tiers is valid (rules or costs alone): no tiers', () => {
-    expect(parseLimitsFile(JSON.stringify({}), fixedWindow)).toEqual({ ok: true, tiers: [], costs: new Map(), rules: [] });
+    expect(parseLimitsFile(JSON.stringify({}), fixedWindow)).toEqual({ ok: true, tiers: [], costs: new Map(), rules: [], upstreamTools: new Map() });
   });
 
   test('a 64-character tier name and limit name are accepted', () => {

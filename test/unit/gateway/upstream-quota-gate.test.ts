@@ -1,35 +1,62 @@
-import { UpstreamQuotaGate, UPSTREAM_QUOTA_KEY, type GateAnswer } from '../../../src/gateway/upstream-quota-gate';
+import fc from 'fast-check';
+import { SHARED_QUOTA_NAME, toolQuotaKey, UpstreamQuotaGate, UPSTREAM_QUOTA_KEY, type GateAnswer, type UpstreamQuota } from '../../../src/gateway/upstream-quota-gate';
 import { MemoryUpstreamQuotaStore } from '../../../src/limiter/stores/upstream-memory-store';
-import { resolveUpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
+import { resolveUpstreamPolicy, type UpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
+import type { UpstreamCaller } from '../../../src/limiter/upstream/upstream-holder';
 
 const T0 = Date.UTC(2026, 11, 1, 12);
 // 2/s at full headroom: one slot every 500 ms.
 const policy = resolveUpstreamPolicy({ limit: 2, windowMs: 1000, headroom: 1, maxWaitMs: 2000, graceMs: 0 });
 
-function gateAt(holdMs: number) {
+interface GateSetup {
+  readonly shared?: UpstreamPolicy;
+  readonly tools?: ReadonlyMap<string, UpstreamPolicy>;
+  readonly holdMs: number;
+  /** Runs during each sleep, after the clock moved: a caller leaving, say. */
+  readonly duringSleep?: () => void;
+}
+
+function gateWith(setup: GateSetup) {
   const time = { nowMs: T0 };
   const slept: number[] = [];
   const answers: GateAnswer[] = [];
-  const store = new MemoryUpstreamQuotaStore();
+  const states: string[] = [];
+  const asked: string[] = [];
+  const memory = new MemoryUpstreamQuotaStore();
+  const store = {
+    schedule: (key: string, nowMs: number, caller: UpstreamCaller, p: UpstreamPolicy) => {
+      asked.push(key);
+      return memory.schedule(key, nowMs, caller, p);
+    },
+  };
   const gate = new UpstreamQuotaGate({
     store,
-    policy,
-    holdMs,
+    ...(setup.shared === undefined ? {} : { shared: setup.shared }),
+    ...(setup.tools === undefined ? {} : { tools: setup.tools }),
+    holdMs: setup.holdMs,
     clock: () => time.nowMs,
     sleep: async (ms) => {
       slept.push(ms);
       time.nowMs += ms;
+      setup.duringSleep?.();
     },
-    events: { onDecision: (answer) => answers.push(answer) },
+    events: {
+      onDecision: (answer) => answers.push(answer),
+      onState: (quota: UpstreamQuota, state) => states.push(`${quota.name}:${state?.count ?? 'empty'}`),
+    },
   });
-  return { gate, time, slept, answers, store };
+  return { gate, time, slept, answers, states, asked, store: memory };
+}
+
+function gateAt(holdMs: number) {
+  return gateWith({ shared: policy, holdMs });
 }
 
 describe('UpstreamQuotaGate: run, hold for a near slot, else answer the slot', () => {
   it.each([
     // holdMs, second caller's answer, sleeps
-    [0, { status: 'reserved', slotAtMs: T0 + 500, retryAfterMs: 500 }, []],
-    [499, { status: 'reserved', slotAtMs: T0 + 500, retryAfterMs: 500 }, []],
+    [0, { status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 500, retryAfterMs: 500 }, []],
+    [499, { status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 500, retryAfterMs: 500 }, []],
     [500, { status: 'run', heldMs: 500 }, [500]],
     [2000, { status: 'run', heldMs: 500 }, [500]],
   ] as const)('UPSTREAM_HOLD_MS=%s: a second caller in the same ms gets %j', async (holdMs, expected, sleeps) => {
@@ -52,15 +79,146 @@ describe('UpstreamQuotaGate: run, hold for a near slot, else answer the slot', (
     const answers: GateAnswer[] = [];
     for (const token of ['a', 'b', 'c', 'd', 'e', 'f']) answers.push(await gate.admit({ tokenId: `tok_${token}`, tool: 'echo' }));
     expect(answers.map((a) => a.status)).toEqual(['run', 'reserved', 'reserved', 'reserved', 'reserved', 'rejected']);
-    expect(answers[5]).toMatchObject({ status: 'rejected', reason: 'max_wait' });
+    expect(answers[5]).toMatchObject({ status: 'rejected', quota: SHARED_QUOTA_NAME, reason: 'max_wait' });
     const before = await store.schedule(UPSTREAM_QUOTA_KEY, T0, { tokenId: 'tok_e', tool: 'echo' }, policy);
     expect(before.outcome.status).toBe('reserved');
   });
 
-  it('reports every answer to its events', async () => {
-    const { gate, answers } = gateAt(500);
+  it('reports every answer to its events, and each state a store answered', async () => {
+    const { gate, answers, states } = gateAt(500);
     await gate.admit({ tokenId: 'tok_a', tool: 'echo' });
     await gate.admit({ tokenId: 'tok_b', tool: 'echo' });
     expect(answers).toEqual([{ status: 'run', heldMs: 0 }, { status: 'run', heldMs: 500 }]);
+    // tok_b: reserved (count 2), then claimed (still 2).
+    expect(states).toEqual(['upstream:1', 'upstream:2', 'upstream:2']);
+  });
+
+  it('a tool with no quota of its own and no shared quota runs without asking a store or counting an answer', async () => {
+    const { gate, asked, answers } = gateWith({ tools: new Map([['search', policy]]), holdMs: 0 });
+    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo' })).toEqual({ status: 'run', heldMs: 0 });
+    expect(asked).toEqual([]);
+    expect(answers).toEqual([]);
+  });
+});
+
+describe('UpstreamQuotaGate: a tool with its own quota is held to it and to the shared one', () => {
+  // The tool's own quota: one call a minute (T = 60 s); the shared one: 2/s (T = 500 ms).
+  const perMinute = resolveUpstreamPolicy({ limit: 1, windowMs: 60_000, headroom: 1, maxWaitMs: 120_000, graceMs: 0 });
+
+  it('asks the quota with the longer interval first, whichever it is', async () => {
+    for (const [shared, own, first] of [[policy, perMinute, toolQuotaKey('search')], [perMinute, policy, UPSTREAM_QUOTA_KEY]] as const) {
+      const { gate, asked } = gateWith({ shared, tools: new Map([['search', own]]), holdMs: 0 });
+      expect(gate.quotasFor('search').map((q) => q.key)).toEqual(first === UPSTREAM_QUOTA_KEY ? [UPSTREAM_QUOTA_KEY, toolQuotaKey('search')] : [toolQuotaKey('search'), UPSTREAM_QUOTA_KEY]);
+      await gate.admit({ tokenId: 'tok_a', tool: 'search' });
+      expect(asked).toEqual(gate.quotasFor('search').map((q) => q.key));
+    }
+  });
+
+  it('equal intervals: the tool\'s own quota is asked first', () => {
+    const { gate } = gateWith({ shared: policy, tools: new Map([['search', policy]]), holdMs: 0 });
+    expect(gate.quotasFor('search').map((q) => q.name)).toEqual(['search', SHARED_QUOTA_NAME]);
+  });
+
+  it('the tool\'s quota answers "reserved" for a second caller while another tool still runs on the shared quota', async () => {
+    const { gate } = gateWith({ shared: policy, tools: new Map([['search', perMinute]]), holdMs: 0 });
+    expect(await gate.admit({ tokenId: 'tok_a', tool: 'search' })).toEqual({ status: 'run', heldMs: 0 });
+    expect(await gate.admit({ tokenId: 'tok_b', tool: 'search' })).toEqual({ status: 'reserved', quota: 'search', slotAtMs: T0 + 60_000, retryAfterMs: 60_000 });
+    // The shared quota counted only tok_a's search; echo's slot is the next one on it.
+    expect(await gate.admit({ tokenId: 'tok_b', tool: 'echo' })).toEqual({ status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 500, retryAfterMs: 500 });
+  });
+
+  it('a call waiting on the tool\'s quota takes nothing from the shared one until it runs', async () => {
+    const { gate, asked } = gateWith({ shared: policy, tools: new Map([['search', perMinute]]), holdMs: 0 });
+    await gate.admit({ tokenId: 'tok_a', tool: 'search' });
+    asked.length = 0;
+    await gate.admit({ tokenId: 'tok_b', tool: 'search' });
+    expect(asked).toEqual([toolQuotaKey('search')]);
+  });
+
+  it('a reserved caller that comes back at its slot runs on both quotas', async () => {
+    const { gate, time } = gateWith({ shared: policy, tools: new Map([['search', perMinute]]), holdMs: 0 });
+    await gate.admit({ tokenId: 'tok_a', tool: 'search' });
+    const reserved = await gate.admit({ tokenId: 'tok_b', tool: 'search' });
+    time.nowMs = (reserved as { slotAtMs: number }).slotAtMs;
+    expect(await gate.admit({ tokenId: 'tok_b', tool: 'search' })).toEqual({ status: 'run', heldMs: 0 });
+  });
+
+  it('when the shared quota is the one that makes a tool\'s caller wait, the answer names the shared quota', async () => {
+    // Shared: one call a minute; the tool's own: 2/s. The shared quota has the longer interval, so it is asked first.
+    const { gate } = gateWith({ shared: perMinute, tools: new Map([['search', policy]]), holdMs: 0 });
+    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo' })).toEqual({ status: 'run', heldMs: 0 });
+    expect(await gate.admit({ tokenId: 'tok_b', tool: 'search' })).toMatchObject({ status: 'reserved', quota: SHARED_QUOTA_NAME });
+  });
+
+  it('a hold for the tool\'s slot ends with one pass over both quotas, so both counted the call when it runs', async () => {
+    const fast = resolveUpstreamPolicy({ limit: 10, windowMs: 1000, headroom: 1, maxWaitMs: 2000, graceMs: 0 });
+    const { gate, slept, asked } = gateWith({ shared: fast, tools: new Map([['search', policy]]), holdMs: 1000 });
+    await gate.admit({ tokenId: 'tok_a', tool: 'search' });
+    asked.length = 0;
+    expect(await gate.admit({ tokenId: 'tok_b', tool: 'search' })).toEqual({ status: 'run', heldMs: 500 });
+    expect(slept).toEqual([500]);
+    expect(asked).toEqual([toolQuotaKey('search'), toolQuotaKey('search'), UPSTREAM_QUOTA_KEY]);
+  });
+
+  it('a tool name with characters a key cannot hold gets a valid key of its own', () => {
+    expect(toolQuotaKey('files.read')).toBe('tool:files%2Eread');
+    expect(toolQuotaKey('files.read')).not.toBe(toolQuotaKey('files%2Eread'));
+  });
+
+  it('property: whatever the callers and clock, no quota runs two calls closer than its interval', async () => {
+    const shared = resolveUpstreamPolicy({ limit: 4, windowMs: 1000, headroom: 1, maxWaitMs: 3000, graceMs: 0 });
+    const own = resolveUpstreamPolicy({ limit: 1, windowMs: 1000, headroom: 1, maxWaitMs: 3000, graceMs: 0 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ token: fc.constantFrom('tok_a', 'tok_b', 'tok_c'), tool: fc.constantFrom('search', 'echo'), stepMs: fc.integer({ min: 0, max: 700 }) }), { maxLength: 40 }),
+        fc.integer({ min: 0, max: 600 }),
+        async (calls, holdMs) => {
+          const { gate, time } = gateWith({ shared, tools: new Map([['search', own]]), holdMs });
+          const runs: { atMs: number; tool: string }[] = [];
+          for (const call of calls) {
+            time.nowMs += call.stepMs;
+            const answer = await gate.admit({ tokenId: call.token, tool: call.tool });
+            if (answer.status === 'run') runs.push({ atMs: time.nowMs, tool: call.tool });
+          }
+          const gaps = (list: number[]) => list.slice(1).map((at, i) => at - (list[i] as number));
+          expect(gaps(runs.map((r) => r.atMs)).every((gap) => gap >= 250)).toBe(true);
+          expect(gaps(runs.filter((r) => r.tool === 'search').map((r) => r.atMs)).every((gap) => gap >= 1000)).toBe(true);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('UpstreamQuotaGate: a caller that leaves while held', () => {
+  it('is answered "cancelled" after the hold and its call is not run', async () => {
+    const controller = new AbortController();
+    const { gate, answers } = gateWith({ shared: policy, holdMs: 1000, duringSleep: () => controller.abort() });
+    await gate.admit({ tokenId: 'tok_a', tool: 'echo' });
+    expect(await gate.admit({ tokenId: 'tok_b', tool: 'echo' }, controller.signal)).toEqual({ status: 'cancelled', heldMs: 500 });
+    expect(answers.at(-1)).toEqual({ status: 'cancelled', heldMs: 500 });
+  });
+
+  it('a caller already gone is not scheduled at all', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const { gate, asked } = gateWith({ shared: policy, holdMs: 1000 });
+    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo' }, controller.signal)).toEqual({ status: 'cancelled', heldMs: 0 });
+    expect(asked).toEqual([]);
+  });
+
+  it('the real sleep ends as soon as the caller leaves', async () => {
+    const memory = new MemoryUpstreamQuotaStore();
+    const slow = resolveUpstreamPolicy({ limit: 1, windowMs: 60_000, headroom: 1, maxWaitMs: 120_000, graceMs: 0 });
+    let nowMs = T0;
+    const gate = new UpstreamQuotaGate({ store: memory, shared: slow, holdMs: 60_000, clock: () => nowMs });
+    await gate.admit({ tokenId: 'tok_a', tool: 'echo' });
+    const controller = new AbortController();
+    const held = gate.admit({ tokenId: 'tok_b', tool: 'echo' }, controller.signal);
+    await new Promise((resolve) => setImmediate(resolve));
+    nowMs += 5;
+    controller.abort();
+    // A 60 s hold that ended on the abort: jest's 5 s test timeout would fail this otherwise.
+    expect(await held).toEqual({ status: 'cancelled', heldMs: 5 });
   });
 });

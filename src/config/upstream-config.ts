@@ -1,0 +1,99 @@
+import path from 'node:path';
+import { resolveUpstreamPolicy } from '../limiter/upstream/upstream-policy';
+import type { ConfigProblem } from './config-error';
+import type { KnobValues } from './knobs';
+import type { UpstreamToolQuotaEntry } from './upstream-section';
+
+/** UPSTREAM_MCP_URL and what goes with it: the server firelimit fronts, and the quotas in front of its calls. */
+export interface UpstreamConfig {
+  readonly url: string;
+  /** A secret: the Authorization value sent upstream; never logged, never echoed. */
+  readonly authorization: string | undefined;
+  readonly timeoutMs: number;
+  readonly listTtlMs: number;
+  /** UPSTREAM_RATE set: the shared quota every forwarded tools/call is scheduled on. */
+  readonly quota: UpstreamQuotaConfig | undefined;
+  /** The limits file's `upstream.tools`: a tool's own quota, scheduled as well as the shared one (docs/adr/0037). */
+  readonly toolQuotas: ReadonlyMap<string, UpstreamQuotaConfig>;
+}
+
+export interface UpstreamQuotaConfig {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly headroom: number;
+  readonly maxWaitMs: number;
+  readonly dailyBudget: number | undefined;
+  /** How late a reserved caller may claim its slot; the cursor skips this much after each reservation (docs/adr/0032). */
+  readonly graceMs: number;
+  /** A slot this near is waited for in the request; farther, the caller is told to come back. */
+  readonly holdMs: number;
+}
+
+const UPSTREAM_ONLY_KNOBS = ['UPSTREAM_MCP_AUTHORIZATION', 'UPSTREAM_MCP_AUTHORIZATION_FILE', 'UPSTREAM_RATE', 'UPSTREAM_DAILY_BUDGET'] as const;
+
+/** The gateway's config, or undefined without UPSTREAM_MCP_URL; problems are pushed, not thrown. */
+export function upstreamOf(
+  v: KnobValues,
+  cwd: string,
+  readFile: (filePath: string) => string,
+  toolEntries: ReadonlyMap<string, UpstreamToolQuotaEntry>,
+  problems: ConfigProblem[],
+): UpstreamConfig | undefined {
+  if (v.UPSTREAM_MCP_URL === undefined) {
+    if (toolEntries.size > 0) {
+      problems.push({ knob: 'LIMITS_FILE', problem: 'upstream.tools: set, but UPSTREAM_MCP_URL is not', fix: 'set UPSTREAM_MCP_URL to the MCP server to front, or remove "upstream" from LIMITS_FILE' });
+    }
+    // A credential or quota with nothing to front is a typo in the deployment, not a setting to ignore.
+    for (const name of UPSTREAM_ONLY_KNOBS) {
+      if (v[name] !== undefined) problems.push({ knob: name, problem: 'set, but UPSTREAM_MCP_URL is not', fix: `set UPSTREAM_MCP_URL to the MCP server to front, or unset ${name}` });
+    }
+    return undefined;
+  }
+  let authorization = v.UPSTREAM_MCP_AUTHORIZATION_FILE === undefined ? v.UPSTREAM_MCP_AUTHORIZATION : undefined;
+  if (v.UPSTREAM_MCP_AUTHORIZATION_FILE !== undefined) {
+    try {
+      authorization = readFile(path.resolve(cwd, v.UPSTREAM_MCP_AUTHORIZATION_FILE)).trim();
+    } catch {
+      problems.push({ knob: 'UPSTREAM_MCP_AUTHORIZATION_FILE', problem: 'the file cannot be read', fix: 'point UPSTREAM_MCP_AUTHORIZATION_FILE at a readable file holding the Authorization value (a mounted secret), or unset it' });
+    }
+    if (authorization === '') {
+      problems.push({ knob: 'UPSTREAM_MCP_AUTHORIZATION_FILE', problem: 'the file is empty', fix: 'write the Authorization value (e.g. "Bearer <key>") into the file, or unset UPSTREAM_MCP_AUTHORIZATION_FILE' });
+    }
+  }
+  if (authorization !== undefined && /[\r\n]/.test(authorization)) {
+    // The value is not echoed: it is a secret.
+    problems.push({ knob: v.UPSTREAM_MCP_AUTHORIZATION_FILE === undefined ? 'UPSTREAM_MCP_AUTHORIZATION' : 'UPSTREAM_MCP_AUTHORIZATION_FILE', problem: 'the value holds a line break', fix: 'set one header value on one line, e.g. "Bearer <key>"' });
+  }
+  const rate = v.UPSTREAM_RATE;
+  const quotaOf = (entry: UpstreamToolQuotaEntry | undefined): UpstreamQuotaConfig | undefined =>
+    entry === undefined
+      ? undefined
+      : {
+          limit: entry.limit,
+          windowMs: entry.windowMs,
+          headroom: entry.headroom ?? v.UPSTREAM_HEADROOM,
+          maxWaitMs: entry.maxWaitMs ?? v.UPSTREAM_MAX_WAIT_MS,
+          dailyBudget: entry.dailyBudget,
+          graceMs: v.UPSTREAM_GRACE_MS,
+          holdMs: v.UPSTREAM_HOLD_MS,
+        };
+  const toolQuotas = new Map<string, UpstreamQuotaConfig>();
+  for (const [tool, entry] of toolEntries) {
+    const quota = quotaOf(entry) as UpstreamQuotaConfig;
+    try {
+      resolveUpstreamPolicy(quota);
+      toolQuotas.set(tool, quota);
+    } catch (error) {
+      problems.push({ knob: 'LIMITS_FILE', problem: `upstream.tools.${tool}: ${(error as Error).message.replace(/^upstream quota: /, '')}`, fix: 'correct that quota in LIMITS_FILE (docs/limits-file.md)' });
+    }
+  }
+  return {
+    url: v.UPSTREAM_MCP_URL,
+    authorization,
+    timeoutMs: v.UPSTREAM_TIMEOUT_MS,
+    listTtlMs: v.UPSTREAM_LIST_TTL_MS,
+    quota: quotaOf(rate === undefined ? undefined : { ...rate, dailyBudget: v.UPSTREAM_DAILY_BUDGET }),
+    toolQuotas,
+  };
+}
+
