@@ -94,14 +94,16 @@ class SharedModernTransport extends PerRequestHTTPServerTransport {
     if (onmessage === undefined) return Promise.reject(new Error('SharedModernTransport: no server connected'));
     const id = ++this.nextId;
     return new Promise((resolve) => {
+      if (signal.aborted) {
+        resolve(undefined);
+        return;
+      }
       const abandon = (): void => {
         this.pending.delete(id);
         resolve(undefined);
+        // The handler is told as the SDK tells it of a cancel, through its request signal: a held gateway call is then not forwarded.
+        this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the caller disconnected' } }, { authInfo });
       };
-      if (signal.aborted) {
-        abandon();
-        return;
-      }
       signal.addEventListener('abort', abandon, { once: true });
       this.pending.set(id, (answer) => {
         signal.removeEventListener('abort', abandon);

@@ -1,11 +1,7 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
-import { loadConfig } from '../../src/config/config';
 import { TOKEN_ID_HEADER } from '../../src/gateway/upstream-client';
-import { buildService, type Service } from '../../src/service/build-service';
-import { createCapturingLogger } from '../support/capturing-logger';
-import { GOOD_SECRET, standInAuth, TEST_TOKEN } from '../support/mcp-test-app';
+import { connect, startFirelimit, textOf, type RunningFirelimit } from '../support/gateway-harness';
+import { GOOD_SECRET, TEST_TOKEN } from '../support/mcp-test-app';
 import { startUpstreamStub, UPSTREAM_TOOL_ANNOTATIONS, type UpstreamStub } from '../support/upstream-mcp-server';
 
 /**
@@ -15,46 +11,7 @@ import { startUpstreamStub, UPSTREAM_TOOL_ANNOTATIONS, type UpstreamStub } from 
 
 const UPSTREAM_CREDENTIAL = 'Bearer up_cred_7c1d9e2f5a';
 
-interface Running {
-  readonly service: Service;
-  readonly server: Server;
-  readonly url: URL;
-  readonly logger: ReturnType<typeof createCapturingLogger>;
-  stop(): Promise<void>;
-}
-
-async function startFirelimit(env: NodeJS.ProcessEnv, options: { clock?: () => number; sleep?: (ms: number) => Promise<void> } = {}): Promise<Running> {
-  const logger = createCapturingLogger();
-  const service = await buildService(loadConfig({ RATE_LIMIT_PER_MINUTE: '1000', ...env }), {
-    logger,
-    clock: options.clock,
-    sleep: options.sleep,
-    authMiddleware: standInAuth({ [GOOD_SECRET]: TEST_TOKEN }),
-  });
-  const server = service.app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  return {
-    service,
-    server,
-    logger,
-    url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`),
-    stop: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await service.release();
-    },
-  };
-}
-
-async function connect(url: URL): Promise<Client> {
-  const client = new Client({ name: 'integrator', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${GOOD_SECRET}` } } }));
-  return client;
-}
-
-function textOf(result: CallToolResult): string {
-  return result.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-}
+type Running = RunningFirelimit;
 
 describe('firelimit in front of an MCP server (UPSTREAM_MCP_URL)', () => {
   let upstream: UpstreamStub;
@@ -271,7 +228,7 @@ describe('the shared upstream quota in front of tools/call (UPSTREAM_RATE)', () 
       expect(first.structuredContent).toEqual({ echoed: 'one' });
       const second = (await client.callTool({ name: 'echo', arguments: { text: 'two' } })) as CallToolResult;
       expect(second.isError).toBe(true);
-      expect(second.structuredContent).toEqual({ status: 'reserved', retryAfterMs: 500, slotAtMs: nowMs + 500 });
+      expect(second.structuredContent).toEqual({ status: 'reserved', retryAfterMs: 500, slotAtMs: nowMs + 500, quota: 'upstream' });
       expect(textOf(second)).toContain('again in 1 s');
       expect(upstream.calls().map((c) => c.args)).toEqual([{ text: 'one' }]);
       nowMs += 500;
@@ -279,7 +236,7 @@ describe('the shared upstream quota in front of tools/call (UPSTREAM_RATE)', () 
       expect(back.structuredContent).toEqual({ echoed: 'two' });
       expect(upstream.calls().map((c) => c.args)).toEqual([{ text: 'one' }, { text: 'two' }]);
       const metrics = await firelimit.service.metrics.registry.metrics();
-      expect(metrics).toMatch(/firelimit_upstream_quota_answers_total\{answer="reserved"\} 1/);
+      expect(metrics).toMatch(/firelimit_upstream_quota_answers_total\{answer="reserved",quota="upstream"\} 1/);
       expect(metrics).toMatch(/firelimit_upstream_calls_total\{outcome="ok"\} 2/);
     } finally {
       await client.close();
@@ -304,7 +261,7 @@ describe('the shared upstream quota in front of tools/call (UPSTREAM_RATE)', () 
       expect(slept).toEqual([500]);
       const [a, b] = upstream.calls().map((c) => c.atMs);
       expect((b as number) - (a as number)).toBeGreaterThanOrEqual(500);
-      expect(await firelimit.service.metrics.registry.metrics()).toMatch(/firelimit_upstream_quota_answers_total\{answer="held"\} 1/);
+      expect(await firelimit.service.metrics.registry.metrics()).toMatch(/firelimit_upstream_quota_answers_total\{answer="held",quota="all"\} 1/);
     } finally {
       await client.close();
       await firelimit.stop();
