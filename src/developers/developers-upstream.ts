@@ -1,4 +1,4 @@
-import type { UpstreamConfig } from '../config/config';
+import type { UpstreamConfig, UpstreamQuotaConfig } from '../config/config';
 import { html, type SafeHtml } from './html';
 
 const UNIT_WORDS: Readonly<Record<number, string>> = { 1000: 'second', 60_000: 'minute', 3_600_000: 'hour', 86_400_000: 'day' };
@@ -7,16 +7,31 @@ function rateWords(limit: number, windowMs: number): string {
   return `${limit} per ${UNIT_WORDS[windowMs] ?? `${windowMs / 1000} s`}`;
 }
 
+function intervalMsOf(q: UpstreamQuotaConfig): number {
+  return Math.round(q.windowMs / (q.limit * q.headroom));
+}
+
+function toolQuotaRows(upstream: UpstreamConfig): SafeHtml {
+  const rows = [...upstream.toolQuotas].sort(([a], [b]) => a.localeCompare(b)).map(([tool, q]) => html`<tr><td><code>${tool}</code></td>
+<td data-figure="tool-quota-rate-${tool}">${rateWords(q.limit, q.windowMs)}</td><td>${Math.round(q.headroom * 100)}%</td>
+<td data-figure="tool-quota-interval-ms-${tool}">${intervalMsOf(q)}</td><td>${Math.round(q.maxWaitMs / 1000)} s</td><td>${q.dailyBudget ?? 'none'}</td></tr>`);
+  return html`<div class="table-wrap"><table><caption class="lede">Tools with an upstream quota of their own (every token together)</caption>
+<thead><tr><th scope="col">Tool</th><th scope="col">Upstream allows</th><th scope="col">Used</th><th scope="col">At most one call every (ms)</th><th scope="col">Longest wait</th><th scope="col">Calls a day (UTC)</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`;
+}
+
 /**
  * What an integrator must know when firelimit fronts an upstream MCP server:
- * the upstream's tools are behind one quota every token shares, and what a
- * "reserved" or "rejected" answer asks them (or their model) to do. Only
- * rendered with UPSTREAM_MCP_URL; every figure is the configured one.
+ * the upstream's tools are behind quotas every token shares (the service's,
+ * and some tools' own), and what a "reserved" or "rejected" answer asks them
+ * (or their model) to do. Only rendered with UPSTREAM_MCP_URL; every figure
+ * is the configured one.
  */
 export function upstreamSection(upstream: UpstreamConfig | undefined): SafeHtml {
   if (upstream === undefined) return html``;
   const q = upstream.quota;
-  if (q === undefined) {
+  const anyQuota = q ?? [...upstream.toolQuotas.values()][0];
+  if (anyQuota === undefined) {
     return html`<section aria-labelledby="upstream">
 <h2 id="upstream">Tools served by the upstream server</h2>
 <p>Besides <code>rate_limit_status</code> and <code>whoami</code>, the tools, resources and prompts listed are those of an
@@ -24,22 +39,29 @@ MCP server behind this service. Your calls to them count against your token's li
 is down or slower than ${upstream.timeoutMs} ms, the call answers a tool error saying so; try again later.</p>
 </section>`;
   }
-  const intervalMs = Math.round(q.windowMs / (q.limit * q.headroom));
-  return html`<section aria-labelledby="upstream">
-<h2 id="upstream">The shared upstream quota</h2>
-<p>Besides <code>rate_limit_status</code> and <code>whoami</code>, the tools listed are served by an upstream MCP server
+  const shared =
+    q === undefined
+      ? html`<p>Besides <code>rate_limit_status</code> and <code>whoami</code>, the tools listed are served by an upstream MCP
+server. The tools below reach services with quotas of their own, which every token shares:</p>`
+      : html`<p>Besides <code>rate_limit_status</code> and <code>whoami</code>, the tools listed are served by an upstream MCP server
 that allows <strong data-figure="upstream-rate">${rateWords(q.limit, q.windowMs)}</strong> for the whole service, every
 token together. This service uses ${Math.round(q.headroom * 100)}% of it: one upstream call every
-<strong data-figure="upstream-interval-ms">${intervalMs}</strong> ms at most, across every instance${q.dailyBudget === undefined ? '' : html`, and at most <strong data-figure="upstream-daily-budget">${q.dailyBudget}</strong> a day (UTC)`}.</p>
-<p>When your call's turn is at most ${q.holdMs} ms away it simply waits and runs. Otherwise the call returns at once with a
-normal tool result marked <code>isError: true</code>:</p>
+<strong data-figure="upstream-interval-ms">${intervalMsOf(q)}</strong> ms at most, across every instance${q.dailyBudget === undefined ? '' : html`, and at most <strong data-figure="upstream-daily-budget">${q.dailyBudget}</strong> a day (UTC)`}.</p>
+${upstream.toolQuotas.size === 0 ? '' : html`<p>Some tools reach services with quotas of their own. A call to one of them needs a slot on its own quota and on the shared one:</p>`}`;
+  return html`<section aria-labelledby="upstream">
+<h2 id="upstream">${q === undefined ? 'Upstream quotas' : 'The shared upstream quota'}</h2>
+${shared}
+${upstream.toolQuotas.size === 0 ? '' : toolQuotaRows(upstream)}
+<p>When your call's turn is at most ${anyQuota.holdMs} ms away it simply waits and runs. Otherwise the call returns at once with a
+normal tool result marked <code>isError: true</code>; its <code>quota</code> field says which quota answered
+(<code>"upstream"</code> for the shared one, or the tool's name for its own):</p>
 <ul>
-<li><code>structuredContent: { "status": "reserved", "retryAfterMs": …, "slotAtMs": … }</code>: a slot is kept for you
+<li><code>structuredContent: { "status": "reserved", "retryAfterMs": …, "slotAtMs": …, "quota": … }</code>: a slot is kept for you
 (your token and this tool) at <code>slotAtMs</code> (epoch ms). Call the same tool again with the same arguments at or after
-that time, and within ${q.graceMs} ms of it: it runs without queueing again. Calling earlier returns the same reservation;
+that time, and within ${anyQuota.graceMs} ms of it: it runs without queueing again. Calling earlier returns the same reservation;
 coming back much later loses the slot, and you queue again. The text says the same for a model.</li>
-<li><code>structuredContent: { "status": "rejected", "reason": …, "retryAfterMs": … }</code>: no slot within
-${Math.round(q.maxWaitMs / 1000)} s is free (<code>max_wait</code>), too many callers are waiting
+<li><code>structuredContent: { "status": "rejected", "reason": …, "retryAfterMs": …, "quota": … }</code>: no slot within
+the quota's longest wait${q === undefined ? '' : html` (${Math.round(q.maxWaitMs / 1000)} s for the shared one)`} is free (<code>max_wait</code>), too many callers are waiting
 (<code>reservations_full</code>), or today's budget is spent (<code>daily_budget</code>). Wait <code>retryAfterMs</code>, then call again.</li>
 </ul>
 <p>A reservation is not a refusal of your token: your own limit (above) is counted once per request either way.</p>

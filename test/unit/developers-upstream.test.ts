@@ -32,3 +32,26 @@ describe('/developers explains the shared upstream quota with the configured fig
     expect(text).not.toContain('k-123456789');
   });
 });
+
+describe("/developers lists each tool's own upstream quota", () => {
+  const withFile = (env: NodeJS.ProcessEnv, upstream: unknown): string =>
+    renderDevelopersPage(loadConfig({ ...env, LIMITS_FILE: 'limits.json' }, { cwd: '/srv', readFile: () => JSON.stringify({ upstream }) }), { baseUrl: 'https://mcp.example' });
+
+  it('beside the shared quota: a row per tool with its rate and interval, and the quota field explained', () => {
+    const text = withFile({ UPSTREAM_MCP_URL: 'http://u.example/mcp', UPSTREAM_RATE: '2/s' }, { tools: { search: { rate: '15/min', headroom: 0.75 }, 'files.read': { rate: '1/s', headroom: 1, dailyBudget: 500 } } });
+    expect(figure(text, 'upstream-rate')).toBe('2 per second');
+    expect(figure(text, 'tool-quota-rate-search')).toBe('15 per minute');
+    expect(figure(text, 'tool-quota-interval-ms-search')).toBe('5333');
+    expect(figure(text, 'tool-quota-interval-ms-files.read')).toBe('1000');
+    expect(text).toContain('<td>500</td>');
+    expect(text).toContain('needs a slot on its own quota and on the shared one');
+    expect(text).toContain('"quota": …');
+  });
+
+  it('without UPSTREAM_RATE: the tools\' quotas alone, and no shared figures', () => {
+    const text = withFile({ UPSTREAM_MCP_URL: 'http://u.example/mcp' }, { tools: { search: { rate: '15/min' } } });
+    expect(text).toContain('<h2 id="upstream">Upstream quotas</h2>');
+    expect(figure(text, 'upstream-rate')).toBeUndefined();
+    expect(figure(text, 'tool-quota-interval-ms-search')).toBe('4444');
+  });
+});
