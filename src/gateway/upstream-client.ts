@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Client, StreamableHTTPClientTransport, type ServerCapabilities } from '@modelcontextprotocol/client';
+import { Client, SdkHttpError, StreamableHTTPClientTransport, type ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../shared/logger';
 import { UpstreamError, upstreamErrorOf } from './upstream-error';
 
@@ -38,6 +38,10 @@ export type UpstreamCall<T> = (client: Client, options: { readonly timeout: numb
  */
 export class UpstreamClient {
   private connecting: Promise<Client> | undefined;
+  /** Each client's transport, for its session id. */
+  private readonly sessions = new WeakMap<Client, StreamableHTTPClientTransport>();
+  /** Clients whose session the upstream no longer knows. */
+  private readonly expired = new WeakSet<Client>();
   private readonly caller = new AsyncLocalStorage<string | undefined>();
 
   constructor(private readonly options: UpstreamClientOptions) {}
@@ -75,11 +79,45 @@ export class UpstreamClient {
       try {
         return await call(client, { timeout: this.options.timeoutMs, signal });
       } catch (error) {
+        if (this.sessionExpired(client, error)) return this.retryOnNewSession(client, call, signal);
         const failure = upstreamErrorOf(error, this.options.timeoutMs);
-        if (failure.kind !== 'protocol') this.drop(client);
+        if (failure.kind !== 'protocol') void this.drop(client);
         throw failure;
       }
     });
+  }
+
+  /**
+   * HTTP 404 to a request that carried a session id: the upstream restarted
+   * or expired the session, and did not run the request. The spec has the
+   * client start a new session; the request is sent once more on it, so the
+   * caller does not pay for the upstream's restart.
+   */
+  private sessionExpired(client: Client, error: unknown): boolean {
+    // A call cut short by closing an expired session's client was on that dead session too: the upstream never ran it.
+    if (this.expired.has(client)) return true;
+    const expired = SdkHttpError.isInstance(error) && (error as SdkHttpError).status === 404 && this.sessions.get(client)?.sessionId !== undefined;
+    if (expired) this.expired.add(client);
+    return expired;
+  }
+
+  private async retryOnNewSession<T>(expired: Client, call: UpstreamCall<T>, signal: AbortSignal | undefined): Promise<T> {
+    this.options.logger.info('upstream MCP session expired (HTTP 404); starting a new one', { event: 'gateway.upstream_session_expired' });
+    // Awaited: the call below must not reuse the expired session; concurrent ones share the one new session.
+    await this.drop(expired);
+    let client: Client;
+    try {
+      client = await this.client();
+    } catch (error) {
+      throw upstreamErrorOf(error, this.options.timeoutMs);
+    }
+    try {
+      return await call(client, { timeout: this.options.timeoutMs, signal });
+    } catch (error) {
+      const failure = upstreamErrorOf(error, this.options.timeoutMs);
+      if (failure.kind !== 'protocol') void this.drop(client);
+      throw failure;
+    }
   }
 
   async close(): Promise<void> {
@@ -117,13 +155,15 @@ export class UpstreamClient {
     } finally {
       clearTimeout(timer);
     }
+    this.sessions.set(client, transport);
     return client;
   }
 
-  private drop(client: Client): void {
+  /** Forgets `client` if it is still the current connection, so the next call reconnects; resolves once done. */
+  private drop(client: Client): Promise<void> {
     const connecting = this.connecting;
-    if (connecting === undefined) return;
-    void connecting.then((current) => {
+    if (connecting === undefined) return Promise.resolve();
+    return connecting.then((current) => {
       if (current !== client || this.connecting !== connecting) return;
       this.connecting = undefined;
       void client.close().catch(() => undefined);

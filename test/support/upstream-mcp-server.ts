@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler } from '@modelcontextprotocol/node';
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
@@ -93,6 +94,65 @@ export async function startUpstreamStub(clock: () => number = Date.now): Promise
     calls: () => hits.filter((hit) => hit.method === 'tools/call'),
     close: () =>
       new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A stateful upstream (sessions kept in memory, as most deployed servers do): `restart()` forgets every session, as a new process would. */
+export interface StatefulUpstreamStub extends UpstreamStub {
+  restart(): void;
+  /** Sessions started so far. */
+  sessions(): number;
+}
+
+export async function startStatefulUpstreamStub(): Promise<StatefulUpstreamStub> {
+  let transports = new Map<string, NodeStreamableHTTPServerTransport>();
+  let started = 0;
+  const hits: UpstreamHit[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      void (async () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        const body = raw === '' ? undefined : (JSON.parse(raw) as { method?: string; params?: { name?: string; arguments?: unknown } });
+        hits.push({ atMs: Date.now(), headers: req.headers, method: body?.method, tool: body?.method === 'tools/call' ? body.params?.name : undefined, args: body?.params?.arguments });
+        const sessionId = req.headers['mcp-session-id'];
+        let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
+        if (transport === undefined) {
+          if (sessionId !== undefined) {
+            res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+            return;
+          }
+          const sessions = transports;
+          const fresh: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void sessions.set(id, fresh) });
+          started += 1;
+          await buildUpstreamMcpServer().connect(fresh);
+          transport = fresh;
+        }
+        await transport.handleRequest(req, res, body);
+      })();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    port,
+    hits,
+    extraTools: [],
+    calls: () => hits.filter((hit) => hit.method === 'tools/call'),
+    restart: () => {
+      for (const transport of transports.values()) void transport.close();
+      transports = new Map();
+    },
+    sessions: () => started,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const transport of transports.values()) void transport.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
