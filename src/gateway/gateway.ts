@@ -44,12 +44,17 @@ export type ForwardedCall = { readonly status: 'called'; readonly result: CallTo
  */
 export class Gateway {
   private readonly cache = new Map<string, Cached<unknown>>();
+  private readonly fetching = new Map<string, Promise<unknown>>();
+  /** Bumped by invalidate(): a fetch begun before it does not refill the cache. */
+  private generation = 0;
 
   constructor(private readonly options: GatewayOptions) {}
 
   /** The upstream changed a list (or a test says so): the next list call fetches it again. */
   invalidate(): void {
+    this.generation += 1;
     this.cache.clear();
+    this.fetching.clear();
   }
 
   get quota(): UpstreamQuotaGate | undefined {
@@ -121,8 +126,20 @@ export class Gateway {
     const nowMs = this.options.clock();
     const hit = this.cache.get(name) as Cached<T> | undefined;
     if (hit !== undefined && nowMs - hit.atMs < this.options.listTtlMs) return hit.value;
-    const value = await fetchList();
-    this.cache.set(name, { value, atMs: nowMs });
-    return value;
+    // One fetch at a time per list: when the TTL lapses under load, every caller waits on the same request upstream.
+    const pending = this.fetching.get(name) as Promise<T> | undefined;
+    if (pending !== undefined) return pending;
+    const generation = this.generation;
+    const fetched = fetchList().then((value) => {
+      // A list_changed during the fetch may make this copy stale: it answers its callers, and is not kept.
+      if (generation === this.generation) this.cache.set(name, { value, atMs: nowMs });
+      return value;
+    });
+    this.fetching.set(name, fetched);
+    try {
+      return await fetched;
+    } finally {
+      if (this.fetching.get(name) === fetched) this.fetching.delete(name);
+    }
   }
 }
