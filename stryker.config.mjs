@@ -47,6 +47,9 @@ export default {
     'src/http/json-structure-scan.ts',
     'src/http/refusal-body.ts',
     'src/config/tiers-from-env.ts',
+    'src/config/upstream-section.ts',
+    'src/config/upstream-rate.ts',
+    'src/gateway/upstream-quota-gate.ts',
   ],
   // The machine is shared; raise with `--concurrency 2` when it is not.
   concurrency: 1,

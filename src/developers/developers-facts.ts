@@ -7,7 +7,7 @@ import type { Tier } from '../config/tier';
 import { describePolicy, type PolicyDescription } from '../limiter/describe-policy';
 import { algorithmFor } from '../limiter/decide-set';
 import type { RateLimitPolicy } from '../limiter/policy';
-import { callFacts, type CallFacts } from './developers-costs';
+import { callFacts, type CallFacts } from '../config/call-facts';
 import { toDecision } from '../limiter/rate-limiter';
 
 /** A fixed instant for the examples, so the page is a pure function of the config (2026-01-01T00:00:18Z). */

@@ -6,19 +6,13 @@ import { UpstreamError } from '../gateway/upstream-error';
 import { SHARED_QUOTA_NAME } from '../gateway/upstream-quota-gate';
 import type { Logger } from '../shared/logger';
 import { toolContextOf } from './call-context';
-import { describeLimits, LIMITS_RESOURCE_URI } from './resources/limits-resource';
+import { describeLimits, LIMITS_RESOURCE_METADATA, LIMITS_RESOURCE_URI } from './resources/limits-resource';
 import { listedTool, runTool, type ToolContext, type ToolDefinition } from './tool-registry';
 
 /** The handlers replaced when firelimit fronts an upstream: every list and read answers both servers' items. */
 const GATEWAY_METHODS = ['tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/list', 'prompts/get'] as const;
 
-const LIMITS_RESOURCE = {
-  uri: LIMITS_RESOURCE_URI,
-  name: 'limits',
-  title: 'Configured rate limits',
-  description: 'Every rate-limit tier this deployment enforces, per token, and the headers that report them.',
-  mimeType: 'application/json',
-};
+const LIMITS_RESOURCE = { uri: LIMITS_RESOURCE_URI, name: 'limits', ...LIMITS_RESOURCE_METADATA };
 
 /**
  * Gateway mode (docs/adr/0034-gateway-forwarding.md): the upstream's tools,

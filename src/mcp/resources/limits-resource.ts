@@ -1,10 +1,18 @@
 import type { McpServer } from '@modelcontextprotocol/server';
-import type { Config } from '../../config/config';
+import { callFacts } from '../../config/call-facts';
+import type { Config, UpstreamQuotaConfig } from '../../config/config';
 import { describePolicy } from '../../limiter/describe-policy';
 
 export const LIMITS_RESOURCE_URI = 'firelimit://limits';
 
-/** What the limits resource publishes: the same figures the limiter enforces and /developers shows. */
+/** How the resource is listed, by the server's own registry and by the gateway's list alike. */
+export const LIMITS_RESOURCE_METADATA = {
+  title: 'Configured rate limits',
+  description: 'Every rate-limit tier this deployment enforces per token, what each call costs, the rules on top, the upstream quotas, and the headers that report them.',
+  mimeType: 'application/json',
+} as const;
+
+/** What the limits resource publishes: the same figures the limiter enforces and /developers shows (tiers, costs and rules, upstream quotas). */
 export function describeLimits(config: Config): Record<string, unknown> {
   return {
     backend: config.rateLimit.backend,
@@ -16,7 +24,26 @@ export function describeLimits(config: Config): Record<string, unknown> {
       windowSeconds: Math.round(tier.policies[0].windowMs / 1000),
       policies: tier.policies.map(describePolicy),
     })),
+    calls: callFacts(config),
+    ...(config.upstream === undefined ? {} : { upstreamQuotas: upstreamQuotasOf(config) }),
     headers: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'RateLimit-Policy', 'RateLimit', 'Retry-After (on 429)'],
+  };
+}
+
+/** The quotas in front of forwarded calls, every token's together: the shared one and each tool's own. */
+function upstreamQuotasOf(config: Config): Record<string, unknown> {
+  const upstream = config.upstream;
+  const quota = (q: UpstreamQuotaConfig) => ({
+    limit: q.limit,
+    windowSeconds: q.windowMs / 1000,
+    headroom: q.headroom,
+    intervalMs: Math.round(q.windowMs / (q.limit * q.headroom)),
+    maxWaitMs: q.maxWaitMs,
+    ...(q.dailyBudget === undefined ? {} : { dailyBudget: q.dailyBudget }),
+  });
+  return {
+    ...(upstream?.quota === undefined ? {} : { shared: quota(upstream.quota) }),
+    tools: Object.fromEntries([...(upstream?.toolQuotas ?? [])].map(([tool, q]) => [tool, quota(q)])),
   };
 }
 
@@ -30,11 +57,7 @@ export function registerLimitsResource(server: McpServer, config: Config): void 
   server.registerResource(
     'limits',
     LIMITS_RESOURCE_URI,
-    {
-      title: 'Configured rate limits',
-      description: 'Every rate-limit tier this deployment enforces, per token, and the headers that report them.',
-      mimeType: 'application/json',
-    },
+    LIMITS_RESOURCE_METADATA,
     (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text }] }),
   );
 }
