@@ -5,6 +5,9 @@
 const RATE = /^(\d{1,7})\s*\/\s*(s|sec|second|min|minute|h|hour|d|day)$/i;
 const RATE_UNIT_MS: Readonly<Record<string, number>> = { s: 1000, sec: 1000, second: 1000, min: 60_000, minute: 60_000, h: 3_600_000, hour: 3_600_000, d: 86_400_000, day: 86_400_000 };
 
+/** The most calls per window a rate may give; resolveUpstreamPolicy's bound. */
+export const MAX_UPSTREAM_RATE_LIMIT = 1_000_000;
+
 export const UPSTREAM_RATE_EXPECTED = 'expected calls/unit with 1 to 1000000 calls and a unit of s, min, h or day, e.g. "15/min"';
 
 export interface UpstreamRate {
@@ -15,7 +18,8 @@ export interface UpstreamRate {
 /** The rate, or undefined when the text is not one. */
 export function parseUpstreamRate(text: string): UpstreamRate | undefined {
   const match = RATE.exec(text);
-  const windowMs = match ? RATE_UNIT_MS[(match[2] as string).toLowerCase()] : undefined;
-  const limit = match ? Number(match[1]) : 0;
-  return windowMs === undefined || limit < 1 || limit > 1_000_000 ? undefined : { limit, windowMs };
+  if (match === null) return undefined;
+  const limit = Number(match[1]);
+  // The pattern admits only the units the table has.
+  return limit < 1 || limit > MAX_UPSTREAM_RATE_LIMIT ? undefined : { limit, windowMs: RATE_UNIT_MS[(match[2] as string).toLowerCase()] as number };
 }

@@ -87,10 +87,6 @@ export class UpstreamQuotaGate {
     }
   }
 
-  get shared(): UpstreamQuota | undefined {
-    return this.sharedQuota;
-  }
-
   /** The quotas a call to `tool` is scheduled on, in the order they are asked. */
   quotasFor(tool: string): readonly UpstreamQuota[] {
     return this.byTool.get(tool) ?? this.sharedOnly();
@@ -110,7 +106,8 @@ export class UpstreamQuotaGate {
       const nowMs = this.options.clock();
       if (signal?.aborted === true) return this.report({ status: 'cancelled', heldMs: nowMs - startedAtMs });
       const answer = await this.pass(quotas, caller, nowMs, startedAtMs);
-      if (answer.status !== 'reserved' || answer.retryAfterMs > this.options.holdMs || nowMs - startedAtMs + answer.retryAfterMs > this.options.holdMs) {
+      // Held only while the whole wait, so far and to come, stays within the hold.
+      if (answer.status !== 'reserved' || nowMs - startedAtMs + answer.retryAfterMs > this.options.holdMs) {
         return this.report(answer);
       }
       last = answer;
@@ -145,10 +142,11 @@ function compareIntervals(a: UpstreamPolicy, b: UpstreamPolicy): number {
   // BigInt: the products pass 2^53 for a day-long window.
   const left = BigInt(x.numerator) * BigInt(y.denominator);
   const right = BigInt(y.numerator) * BigInt(x.denominator);
-  return left === right ? 0 : left > right ? 1 : -1;
+  return Number(left > right) - Number(left < right);
 }
 
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** setTimeout that `signal` ends early; exported for its tests. */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted === true) return resolve();
     const done = (): void => {

@@ -2,6 +2,7 @@ import { loadConfig } from '../../src/config/config';
 import { ConfigError } from '../../src/config/config-error';
 import { ownToolQuotaProblems } from '../../src/config/known-tools';
 import { parseLimitsFile } from '../../src/config/limits-file';
+import { parseUpstreamRate } from '../../src/config/upstream-rate';
 
 // The limits file's `upstream.tools`: parsed on its own, then through loadConfig with the knobs' defaults.
 
@@ -104,5 +105,35 @@ describe('ownToolQuotaProblems: a quota on firelimit\'s own tool never applies',
         fix: "remove upstream.tools.whoami (an upstream tool of that name is not served; firelimit's own takes its place)",
       },
     ]);
+  });
+});
+
+describe('parseUpstreamRate: calls per unit, within bounds', () => {
+  it.each([
+    ['15/min', { limit: 15, windowMs: 60_000 }],
+    ['2 / S', { limit: 2, windowMs: 1000 }],
+    ['1/second', { limit: 1, windowMs: 1000 }],
+    ['1000/hour', { limit: 1000, windowMs: 3_600_000 }],
+    ['5000/d', { limit: 5000, windowMs: 86_400_000 }],
+    ['1000000/day', { limit: 1_000_000, windowMs: 86_400_000 }],
+    ['1000001/day', undefined],
+    ['0/min', undefined],
+    ['15/week', undefined],
+    ['15', undefined],
+    ['-1/min', undefined],
+  ])('%s', (text, expected) => {
+    expect(parseUpstreamRate(text)).toEqual(expected);
+  });
+});
+
+describe('upstream.tools: what a refusal says, and what is left out', () => {
+  it('a bad tool name: the knob, the field and the fix', () => {
+    const result = parseLimitsFile(file({ tools: { 'a/b': { rate: '1/s' } } }), defaults);
+    expect(result).toEqual({ ok: false, problems: [{ knob: 'LIMITS_FILE', problem: 'upstream.tools.a/b: expected a tool name (1-128 of A-Z a-z 0-9 _ - .)', fix: 'name the tool exactly as the upstream lists it' }] });
+  });
+
+  it('fields the file leaves out are absent, not undefined, so the knobs fill them', () => {
+    const result = parseLimitsFile(file({ tools: { search: { rate: '1/s' } } }), defaults);
+    expect(result.ok && result.upstreamTools.get('search')).toStrictEqual({ limit: 1, windowMs: 1000 });
   });
 });

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { SHARED_QUOTA_NAME, toolQuotaKey, UpstreamQuotaGate, UPSTREAM_QUOTA_KEY, type GateAnswer, type UpstreamQuota } from '../../../src/gateway/upstream-quota-gate';
+import { abortableSleep, SHARED_QUOTA_NAME, toolQuotaKey, UpstreamQuotaGate, UPSTREAM_QUOTA_KEY, type GateAnswer, type UpstreamQuota } from '../../../src/gateway/upstream-quota-gate';
 import { MemoryUpstreamQuotaStore } from '../../../src/limiter/stores/upstream-memory-store';
 import { resolveUpstreamPolicy, type UpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
 import type { UpstreamCaller } from '../../../src/limiter/upstream/upstream-holder';
@@ -220,5 +220,110 @@ describe('UpstreamQuotaGate: a caller that leaves while held', () => {
     controller.abort();
     // A 60 s hold that ended on the abort: jest's 5 s test timeout would fail this otherwise.
     expect(await held).toEqual({ status: 'cancelled', heldMs: 5 });
+  });
+});
+
+describe('UpstreamQuotaGate: bounded holds against a store that keeps saying "not yet"', () => {
+  /** A store whose clock runs ahead of ours: every answer is "reserved, come back in retryAfterMs". */
+  function laggingGate(retryAfterMs: number, holdMs: number, duringSleep?: () => void) {
+    const time = { nowMs: T0 };
+    const slept: number[] = [];
+    const store = { schedule: async () => ({ outcome: { status: 'reserved' as const, slotAtMs: time.nowMs + retryAfterMs, retryAfterMs }, state: null }) };
+    const gate = new UpstreamQuotaGate({
+      store,
+      shared: policy,
+      holdMs,
+      clock: () => time.nowMs,
+      sleep: async (ms) => {
+        slept.push(ms);
+        time.nowMs += ms;
+        duringSleep?.();
+      },
+    });
+    return { gate, slept };
+  }
+
+  it('holds at most four times, then answers the slot it was last given', async () => {
+    const { gate, slept } = laggingGate(1, 1000);
+    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo' })).toEqual({ status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 3 + 1, retryAfterMs: 1 });
+    expect(slept).toEqual([1, 1, 1, 1]);
+  });
+
+  it('stops holding once the time held so far and the wait to come pass the hold', async () => {
+    const { gate, slept } = laggingGate(300, 500);
+    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo' })).toEqual({ status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 600, retryAfterMs: 300 });
+    expect(slept).toEqual([300]);
+  });
+
+  it('a caller that leaves during the last hold is answered "cancelled", not its slot', async () => {
+    const controller = new AbortController();
+    let sleeps = 0;
+    const { gate } = laggingGate(1, 1000, () => {
+      if (++sleeps === 4) controller.abort();
+    });
+    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo' }, controller.signal)).toEqual({ status: 'cancelled', heldMs: 4 });
+  });
+
+  it('events with neither method are fine', async () => {
+    const gate = new UpstreamQuotaGate({ store: new MemoryUpstreamQuotaStore(), shared: policy, holdMs: 0, clock: () => T0, events: {} });
+    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo' })).toEqual({ status: 'run', heldMs: 0 });
+  });
+
+  it('the default sleep holds without a signal too', async () => {
+    const memory = new MemoryUpstreamQuotaStore();
+    const fast = resolveUpstreamPolicy({ limit: 50, windowMs: 1000, headroom: 1, maxWaitMs: 1000, graceMs: 0 });
+    const gate = new UpstreamQuotaGate({ store: memory, shared: fast, holdMs: 100, clock: Date.now });
+    await gate.admit({ tokenId: 'tok_a', tool: 'echo' });
+    // A 20 ms slot, held by a real timer.
+    expect(await gate.admit({ tokenId: 'tok_b', tool: 'echo' })).toMatchObject({ status: 'run' });
+  });
+});
+
+describe('abortableSleep', () => {
+  function fakeSignal(aborted = false) {
+    return { aborted, addEventListener: jest.fn(), removeEventListener: jest.fn() };
+  }
+
+  it('resolves at once for a signal already aborted, listening to nothing', async () => {
+    jest.useFakeTimers();
+    try {
+      const signal = fakeSignal(true);
+      let done = false;
+      void abortableSleep(60_000, signal as unknown as AbortSignal).then(() => (done = true));
+      await Promise.resolve();
+      expect(done).toBe(true);
+      expect(signal.addEventListener).not.toHaveBeenCalled();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('listens once for the abort, and stops listening when the time is up', async () => {
+    jest.useFakeTimers();
+    try {
+      const signal = fakeSignal();
+      const slept = abortableSleep(1000, signal as unknown as AbortSignal);
+      expect(signal.addEventListener).toHaveBeenCalledWith('abort', expect.any(Function), { once: true });
+      jest.advanceTimersByTime(1000);
+      await slept;
+      expect(signal.removeEventListener).toHaveBeenCalledWith('abort', signal.addEventListener.mock.calls[0]?.[1]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('ends early on the abort', async () => {
+    jest.useFakeTimers();
+    try {
+      const controller = new AbortController();
+      let done = false;
+      const slept = abortableSleep(60_000, controller.signal).then(() => (done = true));
+      controller.abort();
+      await slept;
+      expect(done).toBe(true);
+      expect(jest.getTimerCount()).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
