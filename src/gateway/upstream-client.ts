@@ -69,22 +69,29 @@ export class UpstreamClient {
    * connection drops it, so the next call reconnects.
    */
   async request<T>(tokenId: string | undefined, call: UpstreamCall<T>, signal?: AbortSignal): Promise<T> {
-    return this.caller.run(tokenId, async () => {
-      let client: Client;
-      try {
-        client = await this.client();
-      } catch (error) {
-        throw upstreamErrorOf(error, this.options.timeoutMs);
+    return this.caller.run(tokenId, () => this.attempt(call, signal, true));
+  }
+
+  private async attempt<T>(call: UpstreamCall<T>, signal: AbortSignal | undefined, mayRenewSession: boolean): Promise<T> {
+    let client: Client;
+    try {
+      client = await this.client();
+    } catch (error) {
+      throw upstreamErrorOf(error, this.options.timeoutMs);
+    }
+    try {
+      return await call(client, { timeout: this.options.timeoutMs, signal });
+    } catch (error) {
+      if (mayRenewSession && this.sessionExpired(client, error)) {
+        this.options.logger.info('upstream MCP session expired (HTTP 404); starting a new one', { event: 'gateway.upstream_session_expired' });
+        // Awaited: the call must not reuse the expired session; concurrent ones share the one new session.
+        await this.drop(client);
+        return this.attempt(call, signal, false);
       }
-      try {
-        return await call(client, { timeout: this.options.timeoutMs, signal });
-      } catch (error) {
-        if (this.sessionExpired(client, error)) return this.retryOnNewSession(client, call, signal);
-        const failure = upstreamErrorOf(error, this.options.timeoutMs);
-        if (failure.kind !== 'protocol') void this.drop(client);
-        throw failure;
-      }
-    });
+      const failure = upstreamErrorOf(error, this.options.timeoutMs);
+      if (failure.kind !== 'protocol') void this.drop(client);
+      throw failure;
+    }
   }
 
   /**
@@ -99,25 +106,6 @@ export class UpstreamClient {
     const expired = SdkHttpError.isInstance(error) && (error as SdkHttpError).status === 404 && this.sessions.get(client)?.sessionId !== undefined;
     if (expired) this.expired.add(client);
     return expired;
-  }
-
-  private async retryOnNewSession<T>(expired: Client, call: UpstreamCall<T>, signal: AbortSignal | undefined): Promise<T> {
-    this.options.logger.info('upstream MCP session expired (HTTP 404); starting a new one', { event: 'gateway.upstream_session_expired' });
-    // Awaited: the call below must not reuse the expired session; concurrent ones share the one new session.
-    await this.drop(expired);
-    let client: Client;
-    try {
-      client = await this.client();
-    } catch (error) {
-      throw upstreamErrorOf(error, this.options.timeoutMs);
-    }
-    try {
-      return await call(client, { timeout: this.options.timeoutMs, signal });
-    } catch (error) {
-      const failure = upstreamErrorOf(error, this.options.timeoutMs);
-      if (failure.kind !== 'protocol') void this.drop(client);
-      throw failure;
-    }
   }
 
   async close(): Promise<void> {
