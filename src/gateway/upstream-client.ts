@@ -98,7 +98,8 @@ export class UpstreamClient {
 
   private async connect(): Promise<Client> {
     const transport = new StreamableHTTPClientTransport(new URL(this.options.url), { fetch: this.fetchUpstream });
-    const changed = { autoRefresh: false, onChanged: () => this.options.onListChanged?.() };
+    // No debounce (the SDK's default is 300 ms): dropping a cache costs nothing, and a debounced drop serves the stale list meanwhile.
+    const changed = { autoRefresh: false, debounceMs: 0, onChanged: () => this.options.onListChanged?.() };
     const client = new Client(GATEWAY_CLIENT_INFO, { capabilities: {}, listChanged: { tools: changed, resources: changed, prompts: changed } });
     client.onerror = (error) => {
       this.options.logger.debug('upstream MCP connection reported an error', { event: 'gateway.upstream_error', kind: upstreamErrorOf(error, this.options.timeoutMs).kind });

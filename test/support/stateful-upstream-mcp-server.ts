@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import type { McpServer } from '@modelcontextprotocol/server';
+import { buildUpstreamMcpServer } from './upstream-mcp-server';
+
+/** One client session on the stateful upstream: its server (to change its tools at runtime) and its standalone GET stream. */
+export interface UpstreamSession {
+  readonly id: string;
+  readonly server: McpServer;
+  /** The session's GET response, once the client opened it; undefined before. */
+  standaloneStream: ServerResponse | undefined;
+}
+
+export interface StatefulUpstream {
+  readonly url: string;
+  /** Every session, in the order the handshakes arrived. */
+  readonly sessions: UpstreamSession[];
+  close(): Promise<void>;
+}
+
+/**
+ * The other kind of MCP server a gateway may front: a real SDK 2.x server
+ * with sessions (Mcp-Session-Id), one McpServer per session, and the
+ * standalone GET SSE stream on which a session's server sends what relates
+ * to no request, such as notifications/tools/list_changed.
+ */
+export async function startStatefulUpstream(): Promise<StatefulUpstream> {
+  const sessions: UpstreamSession[] = [];
+  const transports = new Map<string, NodeStreamableHTTPServerTransport>();
+  const handle = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+    const sessionId = req.headers['mcp-session-id'];
+    const existing = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
+    if (existing !== undefined) {
+      if (req.method === 'GET') {
+        const session = sessions.find((s) => s.id === sessionId);
+        if (session !== undefined) session.standaloneStream = res;
+      }
+      await existing.handleRequest(req, res, body);
+      return;
+    }
+    const server = buildUpstreamMcpServer();
+    const transport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        transports.set(id, transport);
+        sessions.push({ id, server, standaloneStream: undefined });
+      },
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      void handle(req, res, raw === '' ? undefined : JSON.parse(raw));
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    sessions,
+    close: async () => {
+      await Promise.allSettled([...transports.values()].map((t) => t.close()));
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
