@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Client, StreamableHTTPClientTransport, type ServerCapabilities } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, type LoggingMessageNotification, type ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../shared/logger';
 import { UpstreamError, upstreamErrorOf } from './upstream-error';
 
@@ -25,6 +25,15 @@ export interface UpstreamClientOptions {
   readonly fetch?: typeof fetch;
 }
 
+/** Where the upstream's log messages for one call go. */
+export type UpstreamLogSink = (params: LoggingMessageNotification['params']) => void;
+
+/** Who a request upstream is for: the public token id for its header, and where its log messages go. */
+interface Caller {
+  readonly tokenId: string | undefined;
+  readonly onlog: UpstreamLogSink | undefined;
+}
+
 /** What a call runs with: the connected client and the per-request options the deadline needs. */
 export type UpstreamCall<T> = (client: Client, options: { readonly timeout: number; readonly signal?: AbortSignal }) => Promise<T>;
 
@@ -38,7 +47,7 @@ export type UpstreamCall<T> = (client: Client, options: { readonly timeout: numb
  */
 export class UpstreamClient {
   private connecting: Promise<Client> | undefined;
-  private readonly caller = new AsyncLocalStorage<string | undefined>();
+  private readonly caller = new AsyncLocalStorage<Caller>();
 
   constructor(private readonly options: UpstreamClientOptions) {}
 
@@ -62,10 +71,12 @@ export class UpstreamClient {
    * Runs one request upstream for `tokenId`. Failures come back as an
    * UpstreamError that names what went wrong (unreachable, timeout, refused,
    * a JSON-RPC error) without the upstream's own text; a failure of the
-   * connection drops it, so the next call reconnects.
+   * connection drops it, so the next call reconnects. `onlog` hears the
+   * upstream's notifications/message that arrive on this request's own
+   * response stream (not those on the session's standalone stream).
    */
-  async request<T>(tokenId: string | undefined, call: UpstreamCall<T>, signal?: AbortSignal): Promise<T> {
-    return this.caller.run(tokenId, async () => {
+  async request<T>(tokenId: string | undefined, call: UpstreamCall<T>, signal?: AbortSignal, onlog?: UpstreamLogSink): Promise<T> {
+    return this.caller.run({ tokenId, onlog }, async () => {
       let client: Client;
       try {
         client = await this.client();
@@ -89,7 +100,8 @@ export class UpstreamClient {
   }
 
   private client(): Promise<Client> {
-    this.connecting ??= this.connect().catch((error: unknown) => {
+    // Outside any caller: the connection, and the standalone stream it opens, belong to no one call.
+    this.connecting ??= this.caller.exit(() => this.connect()).catch((error: unknown) => {
       this.connecting = undefined;
       throw error;
     });
@@ -101,6 +113,10 @@ export class UpstreamClient {
     // No debounce (the SDK's default is 300 ms): dropping a cache costs nothing, and a debounced drop serves the stale list meanwhile.
     const changed = { autoRefresh: false, debounceMs: 0, onChanged: () => this.options.onListChanged?.() };
     const client = new Client(GATEWAY_CLIENT_INFO, { capabilities: {}, listChanged: { tools: changed, resources: changed, prompts: changed } });
+    // The SSE stream of a POST is read in the async context of the request that sent it, so the store names that request's caller.
+    client.setNotificationHandler('notifications/message', (notification) => {
+      this.caller.getStore()?.onlog?.(notification.params);
+    });
     client.onerror = (error) => {
       this.options.logger.debug('upstream MCP connection reported an error', { event: 'gateway.upstream_error', kind: upstreamErrorOf(error, this.options.timeoutMs).kind });
     };
@@ -136,7 +152,7 @@ export class UpstreamClient {
     const headers = new Headers(init?.headers);
     headers.delete('authorization');
     if (this.options.authorization !== undefined) headers.set('authorization', this.options.authorization);
-    const tokenId = this.caller.getStore();
+    const tokenId = this.caller.getStore()?.tokenId;
     if (tokenId === undefined) headers.delete(TOKEN_ID_HEADER);
     else headers.set(TOKEN_ID_HEADER, tokenId);
     return (this.options.fetch ?? fetch)(input, { ...init, headers });

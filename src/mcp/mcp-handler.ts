@@ -13,6 +13,7 @@ import { authInfoFor } from './call-context';
 import { LegacyExchange } from './legacy-exchange';
 import { isPlainModernRequest, MODERN_REVISION, ModernExchange } from './modern-exchange';
 import { McpServerPool } from './mcp-server-pool';
+import { RelatedStream } from './related-stream';
 import type { ToolContext, ToolDefinition } from './tool-registry';
 import { tools as defaultTools } from './tools';
 import { sendWebResponse, webRequestOf } from './web-exchange';
@@ -106,12 +107,14 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
         await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: req.body }));
         return;
       }
-      const answer = await (await legacy).answer(req.body, authInfo, abort.signal);
+      const stream = RelatedStream.for(res, req.headers.accept);
+      const answer = await (await legacy).answer(req.body, authInfo, abort.signal, stream.sink);
       if (answer.status === 'abandoned') return;
       if (answer.status === 202) {
         res.status(202).end();
         return;
       }
+      if (!Array.isArray(answer.body) && stream.finish(answer.body)) return;
       sendJson(res, answer.body);
     } catch (error) {
       if (res.headersSent) {

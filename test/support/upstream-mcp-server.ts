@@ -11,6 +11,8 @@ export interface UpstreamHit {
   readonly method: string | undefined;
   readonly tool: string | undefined;
   readonly args: unknown;
+  /** The request's `_meta.progressToken`: what the gateway asked progress under. */
+  readonly progressToken: unknown;
 }
 
 export interface UpstreamStub {
@@ -27,9 +29,13 @@ export interface UpstreamStub {
 
 export const UPSTREAM_TOOL_ANNOTATIONS = { readOnlyHint: true, openWorldHint: false } as const;
 
-/** A real SDK 2.x server: an `echo` tool with input/output schemas and annotations, a `slow` one, a resource and a prompt. */
+/**
+ * A real SDK 2.x server: an `echo` tool with input/output schemas and
+ * annotations, a `slow` one, a `count` one that reports progress and logs
+ * as it goes, a resource and a prompt.
+ */
 export function buildUpstreamMcpServer(extraTools: readonly string[] = []): McpServer {
-  const server = new McpServer({ name: 'stub-upstream', version: '1.0.0' });
+  const server = new McpServer({ name: 'stub-upstream', version: '1.0.0' }, { capabilities: { logging: {} } });
   for (const name of extraTools) server.registerTool(name, { description: `added later: ${name}` }, () => ({ content: [{ type: 'text', text: name }] }));
   server.registerTool(
     'echo',
@@ -48,6 +54,19 @@ export function buildUpstreamMcpServer(extraTools: readonly string[] = []): McpS
     async ({ waitMs }) => {
       await new Promise((resolve) => setTimeout(resolve, waitMs));
       return { content: [{ type: 'text', text: `waited ${waitMs} ms` }] };
+    },
+  );
+  server.registerTool(
+    'count',
+    { description: 'Counts to steps, reporting progress (when asked) and logging each step under label.', inputSchema: z.object({ steps: z.number().int().min(1), label: z.string() }) },
+    async ({ steps, label }, ctx) => {
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      for (let step = 1; step <= steps; step++) {
+        if (progressToken !== undefined) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: step, total: steps, message: `${label} ${step}` } });
+        await ctx.mcpReq.log('info', { label, step }, 'counter');
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      return { content: [{ type: 'text', text: `${label} counted to ${steps}` }] };
     },
   );
   server.registerTool('explode', { description: 'Always throws.' }, () => {
@@ -72,13 +91,13 @@ export async function startUpstreamStub(clock: () => number = Date.now): Promise
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      let body: { method?: string; params?: { name?: string; arguments?: unknown } } | undefined;
+      let body: { method?: string; params?: { name?: string; arguments?: unknown; _meta?: { progressToken?: unknown } } } | undefined;
       try {
         body = raw === '' ? undefined : JSON.parse(raw);
       } catch {
         body = undefined;
       }
-      hits.push({ atMs: clock(), headers: req.headers, method: body?.method, tool: body?.method === 'tools/call' ? body.params?.name : undefined, args: body?.params?.arguments });
+      hits.push({ atMs: clock(), headers: req.headers, method: body?.method, tool: body?.method === 'tools/call' ? body.params?.name : undefined, args: body?.params?.arguments, progressToken: body?.params?._meta?.progressToken });
       void handler(req, res, body);
     });
   });
