@@ -28,7 +28,7 @@ export function callRelayOf(ctx: ServerContext): CallRelay {
       send({ method: 'notifications/progress', params: { progressToken, progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) } });
     },
     onlog: ({ level, logger, data }) => {
-      if (!wantsLog(ctx, level)) return;
+      if (!wantsLog(ctx.mcpReq.envelope, level)) return;
       send({ method: 'notifications/message', params: { level, data, ...(logger === undefined ? {} : { logger }) } });
     },
   };
@@ -37,9 +37,14 @@ export function callRelayOf(ctx: ServerContext): CallRelay {
 /** Least severe first, as the spec orders them. */
 const SEVERITY: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
-function wantsLog(ctx: ServerContext, level: LoggingLevel): boolean {
-  const envelope = ctx.mcpReq.envelope as Readonly<Record<string, unknown>> | undefined;
-  if (envelope?.[PROTOCOL_VERSION_META_KEY] === undefined) return true;
-  const least = envelope[LOG_LEVEL_META_KEY] as LoggingLevel | undefined;
+/**
+ * Whether a caller whose request carried `envelope` takes a log message at
+ * `level`: a 2025-era request (no envelope) takes every level; a 2026-era one
+ * those at or above the level it names, none when it names none.
+ */
+export function wantsLog(envelope: object | undefined, level: LoggingLevel): boolean {
+  const keys = envelope as Readonly<Record<string, unknown>> | undefined;
+  if (keys?.[PROTOCOL_VERSION_META_KEY] === undefined) return true;
+  const least = keys[LOG_LEVEL_META_KEY] as LoggingLevel | undefined;
   return least !== undefined && SEVERITY.indexOf(level) >= SEVERITY.indexOf(least);
 }
