@@ -61,5 +61,6 @@ is plain JSON. The whole call still ends within <span data-figure="upstream-time
 progress or not.</p>
 <p>Nothing is sent outside a call: no <code>list_changed</code> (the lists are refreshed at least every
 <span data-figure="upstream-list-ttl-ms">${upstream.listTtlMs}</span> ms; list them again to see a change) and no
-log messages from between calls.</p>`;
+log messages from between calls. Requests from the upstream server to its client (sampling, elicitation, roots) are
+never passed on to you, whatever your client offers: a tool that needs one gets a refusal and says so.</p>`;
 }

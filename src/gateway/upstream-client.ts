@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Client, StreamableHTTPClientTransport, type LoggingMessageNotification, type ServerCapabilities } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, ProtocolErrorCode, StreamableHTTPClientTransport, type LoggingMessageNotification, type ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../shared/logger';
 import { UpstreamError, upstreamErrorOf } from './upstream-error';
 
@@ -117,6 +117,10 @@ export class UpstreamClient {
     client.setNotificationHandler('notifications/message', (notification) => {
       this.caller.getStore()?.onlog?.(notification.params);
     });
+    // No capability is declared, so a careful upstream never asks; one that asks anyway is told at once, not left waiting (ADR 0039).
+    client.fallbackRequestHandler = async (request) => {
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `${request.method} is not relayed: firelimit, the gateway in front of this server, does not pass requests to its callers`);
+    };
     client.onerror = (error) => {
       this.options.logger.debug('upstream MCP connection reported an error', { event: 'gateway.upstream_error', kind: upstreamErrorOf(error, this.options.timeoutMs).kind });
     };

@@ -32,7 +32,8 @@ export const UPSTREAM_TOOL_ANNOTATIONS = { readOnlyHint: true, openWorldHint: fa
 /**
  * A real SDK 2.x server: an `echo` tool with input/output schemas and
  * annotations, a `slow` one, a `count` one that reports progress and logs
- * as it goes, a resource and a prompt.
+ * as it goes, an `ask` one that sends its client a request (sampling,
+ * elicitation, roots), a resource and a prompt.
  */
 export function buildUpstreamMcpServer(extraTools: readonly string[] = []): McpServer {
   const server = new McpServer({ name: 'stub-upstream', version: '1.0.0' }, { capabilities: { logging: {} } });
@@ -67,6 +68,23 @@ export function buildUpstreamMcpServer(extraTools: readonly string[] = []): McpS
         await new Promise((resolve) => setImmediate(resolve));
       }
       return { content: [{ type: 'text', text: `${label} counted to ${steps}` }] };
+    },
+  );
+  server.registerTool(
+    'ask',
+    { description: 'Asks its client for sampling, an elicitation or its roots, and says what came back.', inputSchema: z.object({ what: z.enum(['sampling', 'elicitation', 'roots']) }) },
+    async ({ what }, ctx) => {
+      // Longer than a test waits: an unanswered request shows up as a slow call, not as this tool's timeout text.
+      const options = { timeout: 10_000 };
+      try {
+        if (what === 'sampling') await ctx.mcpReq.requestSampling({ messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 10 }, options);
+        else if (what === 'elicitation') await ctx.mcpReq.elicitInput({ message: 'Your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } }, options);
+        else await ctx.mcpReq.send({ method: 'roots/list' }, options);
+        return { content: [{ type: 'text', text: `${what} answered` }] };
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        return { content: [{ type: 'text', text: `${what} refused (${String(code)}): ${(error as Error).message}` }] };
+      }
     },
   );
   server.registerTool('explode', { description: 'Always throws.' }, () => {
