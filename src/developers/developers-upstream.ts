@@ -62,5 +62,6 @@ progress or not.</p>
 <p>Nothing is sent outside a call: no <code>list_changed</code> (the lists are refreshed at least every
 <span data-figure="upstream-list-ttl-ms">${upstream.listTtlMs}</span> ms; list them again to see a change) and no
 log messages from between calls. Requests from the upstream server to its client (sampling, elicitation, roots) are
-never passed on to you, whatever your client offers: a tool that needs one gets a refusal and says so.</p>`;
+never passed on to you, whatever your client offers: the upstream is refused (a server without sessions cannot even
+hear that, and the call ends at its ${upstream.timeoutMs} ms deadline).</p>`;
 }

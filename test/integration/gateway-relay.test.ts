@@ -108,6 +108,17 @@ describe("the upstream's progress and log messages for a forwarded call reach th
     expect(messages).toEqual([expect.objectContaining({ id: 41, result: expect.objectContaining({ content: [{ type: 'text', text: 'raw counted to 3' }] }) })]);
   });
 
+  it('logging/setLevel is accepted, and the next call of a 2025-era caller still hears every level (no level is kept between stateless requests)', async () => {
+    const client = await connectIntegrator(firelimit.url);
+    try {
+      expect(client.getServerCapabilities()?.logging).toEqual({});
+      await expect(client.setLoggingLevel('emergency')).resolves.toEqual({});
+      expect((await count(client, listen(client), 2, 'after-set-level')).logs.map((log) => log.level)).toEqual(['info', 'info']);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('two callers at once on the one upstream connection each hear only their own call', async () => {
     const [a, b] = await Promise.all([connectIntegrator(firelimit.url), connectIntegrator(firelimit.url)]);
     try {
