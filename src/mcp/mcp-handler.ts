@@ -107,14 +107,14 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
         await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: req.body }));
         return;
       }
-      const stream = RelatedStream.for(res, req.headers.accept);
-      const answer = await (await legacy).answer(req.body, authInfo, abort.signal, stream.sink);
+      const stream = RelatedStream.for(res, req.body, req.headers.accept);
+      const answer = await (await legacy).answer(req.body, authInfo, abort.signal, stream?.sink);
       if (answer.status === 'abandoned') return;
       if (answer.status === 202) {
         res.status(202).end();
         return;
       }
-      if (!Array.isArray(answer.body) && stream.finish(answer.body)) return;
+      if (stream !== undefined && !Array.isArray(answer.body) && stream.finish(answer.body)) return;
       sendJson(res, answer.body);
     } catch (error) {
       if (res.headersSent) {
