@@ -33,7 +33,7 @@ const PLAIN_HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
  * SDK's entry: a single request to one of FAST_METHODS, at the revision the
  * SDK serves, whose standard headers repeat the body exactly. Anything else
  * (a notification, another method, an encoded or absent header, another
- * revision, a request carrying a progressToken) goes through the SDK's
+ * revision, a request asking for progress) goes through the SDK's
  * `createMcpHandler`, which owns every answer of its validation ladder and
  * streams a handler's related notifications.
  */

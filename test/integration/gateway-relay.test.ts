@@ -1,5 +1,4 @@
-import type { CallToolResult, Client, LoggingMessageNotification, Progress } from '@modelcontextprotocol/client';
-import { LOG_LEVEL_META_KEY } from '@modelcontextprotocol/client';
+import { Client, LOG_LEVEL_META_KEY, StreamableHTTPClientTransport, type CallToolResult, type LoggingMessageNotification, type Progress } from '@modelcontextprotocol/client';
 import { GOOD_SECRET } from '../support/mcp-test-app';
 import { connectIntegrator, startFirelimit, type RunningFirelimit } from '../support/firelimit-gateway';
 import { startUpstreamStub, type UpstreamStub } from '../support/upstream-mcp-server';
@@ -102,10 +101,11 @@ describe("the upstream's progress and log messages for a forwarded call reach th
     expect(upstream.calls().at(-1)?.progressToken).toBeUndefined();
   });
 
-  it('a caller whose Accept has no text/event-stream gets the JSON answer; the notifications are dropped, not the answer', async () => {
+  it('a caller whose Accept has no text/event-stream gets the JSON answer, and the upstream is asked for no progress', async () => {
     const { contentType, messages } = await post(firelimit.url, countCall({ progressToken: 9 }), 'application/json');
     expect(contentType).toMatch(/^application\/json/);
     expect(messages).toEqual([expect.objectContaining({ id: 41, result: expect.objectContaining({ content: [{ type: 'text', text: 'raw counted to 3' }] }) })]);
+    expect(upstream.calls().at(-1)?.progressToken).toBeUndefined();
   });
 
   it('logging/setLevel is accepted, and the next call of a 2025-era caller still hears every level (no level is kept between stateless requests)', async () => {
@@ -144,6 +144,29 @@ describe("the upstream's progress and log messages for a forwarded call reach th
       expect(heard.logs).toEqual([]);
       expect((await count(client, logs, 2, 'modern-info', { [LOG_LEVEL_META_KEY]: 'info' })).logs.map((log) => log.level)).toEqual(['info', 'info']);
       expect((await count(client, logs, 2, 'modern-warning', { [LOG_LEVEL_META_KEY]: 'warning' })).logs).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a 2026-07-28 client whose Accept has no text/event-stream gets its answer as JSON, and no progress', async () => {
+    const contentTypes: string[] = [];
+    const jsonOnly: typeof fetch = async (input, init) => {
+      const headers = new Headers(init?.headers);
+      if (init?.method === 'POST') headers.set('accept', 'application/json');
+      const response = await fetch(input, { ...init, headers });
+      contentTypes.push(response.headers.get('content-type') ?? '');
+      return response;
+    };
+    const client = new Client({ name: 'json-only', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new StreamableHTTPClientTransport(firelimit.url, { fetch: jsonOnly, requestInit: { headers: { Authorization: `Bearer ${GOOD_SECRET}` } } }));
+    try {
+      const heard = await count(client, listen(client), 2, 'json-only', { [LOG_LEVEL_META_KEY]: 'debug' });
+      expect(heard.result.content).toEqual([{ type: 'text', text: 'json-only counted to 2' }]);
+      expect(heard.progress).toEqual([]);
+      expect(heard.logs).toEqual([]);
+      expect(contentTypes.at(-1)).toMatch(/^application\/json/);
+      expect(upstream.calls().at(-1)?.progressToken).toBeUndefined();
     } finally {
       await client.close();
     }

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { RelatedStream } from '../../src/mcp/related-stream';
+import { progressIfStreamed, RelatedStream } from '../../src/mcp/related-stream';
 
 const call = (meta?: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'count', ...(meta === undefined ? {} : { _meta: meta }) } });
 const BOTH = 'application/json, text/event-stream';
@@ -19,7 +19,15 @@ describe('which POSTs may be answered as a stream of related notifications', () 
     ['a batch, even of requests with tokens', [call({ progressToken: 'p' })], BOTH, false],
     ['no body', undefined, BOTH, false],
   ] as const)('%s', (_, body, accept, streams) => {
-    expect(RelatedStream.for({} as Response, body, accept) !== undefined).toBe(streams);
+    expect(RelatedStream.for({} as Response, progressIfStreamed(body, accept)) !== undefined).toBe(streams);
+  });
+
+  it('a caller that cannot read a stream loses only the progress token, in a copy', () => {
+    const body = call({ progressToken: 'p', 'io.modelcontextprotocol/protocolVersion': '2026-07-28' });
+    const seen = progressIfStreamed(body, 'application/json');
+    expect(seen).toEqual({ ...body, params: { ...body.params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } });
+    expect(body.params._meta).toEqual({ progressToken: 'p', 'io.modelcontextprotocol/protocolVersion': '2026-07-28' });
+    expect(progressIfStreamed(body, BOTH)).toBe(body);
   });
 });
 
@@ -41,14 +49,14 @@ describe('a related stream', () => {
 
   it('stays JSON when nothing was said before the answer', () => {
     const fake = fakeResponse();
-    const stream = RelatedStream.for(fake.res, call({ progressToken: 'p' }), BOTH)!;
+    const stream = RelatedStream.for(fake.res, call({ progressToken: 'p' }))!;
     expect(stream.finish({ jsonrpc: '2.0', id: 1, result: {} })).toBe(false);
     expect(fake.written).toEqual([]);
   });
 
   it('opens on the first notification and ends with the answer as the last event', () => {
     const fake = fakeResponse();
-    const stream = RelatedStream.for(fake.res, call({ progressToken: 'p' }), BOTH)!;
+    const stream = RelatedStream.for(fake.res, call({ progressToken: 'p' }))!;
     stream.sink({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } });
     expect(stream.finish({ jsonrpc: '2.0', id: 1, result: {} })).toBe(true);
     expect(fake.headers.get('content-type')).toBe('text/event-stream');
