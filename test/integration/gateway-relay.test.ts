@@ -1,6 +1,7 @@
 import { Client, LOG_LEVEL_META_KEY, StreamableHTTPClientTransport, type CallToolResult, type LoggingMessageNotification, type Progress } from '@modelcontextprotocol/client';
 import { GOOD_SECRET } from '../support/mcp-test-app';
 import { connectIntegrator, startFirelimit, type RunningFirelimit } from '../support/firelimit-gateway';
+import { startStatefulUpstream } from '../support/stateful-upstream-mcp-server';
 import { startUpstreamStub, type UpstreamStub } from '../support/upstream-mcp-server';
 
 /**
@@ -169,6 +170,28 @@ describe("the upstream's progress and log messages for a forwarded call reach th
       expect(upstream.calls().at(-1)?.progressToken).toBeUndefined();
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe("a session-keeping upstream's log messages outside a call reach no caller", () => {
+  it('even when the connection (and its standalone stream) was reopened inside a call that asked for progress', async () => {
+    const upstream = await startStatefulUpstream();
+    const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: upstream.url, UPSTREAM_TIMEOUT_MS: '400' });
+    const client = await connectIntegrator(firelimit.url);
+    try {
+      // A timeout drops the connection, so the next call opens a new one (and a new session) from inside its own request.
+      expect(((await client.callTool({ name: 'slow', arguments: { waitMs: 800 } })) as CallToolResult).isError).toBe(true);
+      const logs = listen(client);
+      const result = (await client.callTool({ name: 'announce', arguments: { label: 'a' } }, { onprogress: () => undefined })) as CallToolResult;
+      expect(result.content).toEqual([{ type: 'text', text: 'announced' }]);
+      expect(upstream.sessions).toHaveLength(2);
+      expect(upstream.sessions[1]?.standaloneStream?.headersSent).toBe(true);
+      expect(logs.map((log) => log.data)).toEqual([{ label: 'a', on: 'call' }]);
+    } finally {
+      await client.close();
+      await firelimit.stop();
+      await upstream.close();
     }
   });
 });

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import { buildUpstreamMcpServer } from './upstream-mcp-server';
 
 /** One client session on the stateful upstream: its server (to change its tools at runtime) and its standalone GET stream. */
@@ -24,7 +25,8 @@ export interface StatefulUpstream {
  * The other kind of MCP server a gateway may front: a real SDK 2.x server
  * with sessions (Mcp-Session-Id), one McpServer per session, and the
  * standalone GET SSE stream on which a session's server sends what relates
- * to no request, such as notifications/tools/list_changed.
+ * to no request, such as notifications/tools/list_changed. Its `announce`
+ * tool logs once on that stream and once on the call.
  */
 export async function startStatefulUpstream(): Promise<StatefulUpstream> {
   const sessions: UpstreamSession[] = [];
@@ -41,13 +43,27 @@ export async function startStatefulUpstream(): Promise<StatefulUpstream> {
       return;
     }
     const server = buildUpstreamMcpServer();
+    let session: UpstreamSession | undefined;
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         transports.set(id, transport);
-        sessions.push({ id, server, standaloneStream: undefined });
+        session = { id, server, standaloneStream: undefined };
+        sessions.push(session);
       },
     });
+    server.registerTool(
+      'announce',
+      { description: 'Once its session has a standalone stream, logs there (unrelated to this call), then on this call.', inputSchema: z.object({ label: z.string() }) },
+      async ({ label }, ctx) => {
+        while (session?.standaloneStream?.headersSent !== true) await new Promise((resolve) => setTimeout(resolve, 5));
+        await server.server.sendLoggingMessage({ level: 'info', data: { label, on: 'session' } });
+        await ctx.mcpReq.log('info', { label, on: 'call' });
+        // Long enough for the session's message to be read by the gateway while this call is still open.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return { content: [{ type: 'text', text: 'announced' }] };
+      },
+    );
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
   };
