@@ -13,8 +13,8 @@ import type { CallRelay } from '../gateway/gateway';
  * a 2025-era caller gets them all, since a level set with logging/setLevel
  * cannot be remembered by a stateless server.
  * Each notification is sent on the request's own stream (ctx.mcpReq.notify),
- * the only one a stateless server has; a caller who cannot take a stream
- * loses them, never the answer.
+ * the only one a stateless server has; a caller who cannot read a stream
+ * never gets this far with a token (./related-stream progressIfStreamed).
  */
 export function callRelayOf(ctx: ServerContext): CallRelay {
   const progressToken = ctx.mcpReq._meta?.progressToken as ProgressToken | undefined;

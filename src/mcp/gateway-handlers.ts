@@ -34,7 +34,8 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
   const limitsText = JSON.stringify(describeLimits(config), null, 2);
   const low = server.server;
   for (const method of GATEWAY_METHODS) low.removeRequestHandler(method);
-  // Logging is advertised so an upstream's log messages can be relayed on a call's stream; a level could only be remembered across callers.
+  // Logging is advertised so the upstream's log messages can be relayed on a call's stream. A level is accepted and not kept:
+  // kept on a shared server, one caller's level would be everyone's.
   low.removeRequestHandler('logging/setLevel');
   low.setRequestHandler('logging/setLevel', () => ({}));
 
