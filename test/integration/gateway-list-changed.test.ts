@@ -40,6 +40,29 @@ describe("the upstream's list_changed refreshes the cached lists before UPSTREAM
     }
   });
 
+  it("resources and prompts too: a resource and a prompt the session's server adds show up at once", async () => {
+    const nowMs = Date.UTC(2026, 11, 1, 12);
+    const upstream = await startStatefulUpstream();
+    const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: upstream.url, UPSTREAM_LIST_TTL_MS: AN_HOUR_MS }, { clock: () => nowMs });
+    const client = await connectIntegrator(firelimit.url);
+    try {
+      const uris = async (): Promise<string[]> => (await client.listResources()).resources.map((r) => r.uri);
+      const prompts = async (): Promise<string[]> => (await client.listPrompts()).prompts.map((p) => p.name);
+      expect(await uris()).not.toContain('upstream://added');
+      expect(await prompts()).not.toContain('added_prompt');
+      await eventually('the gateway opened its standalone stream upstream', () => upstream.sessions[0]?.standaloneStream?.headersSent === true);
+      const { server } = upstream.sessions[0]!;
+      server.registerResource('added', 'upstream://added', { mimeType: 'text/plain' }, (uri) => ({ contents: [{ uri: uri.href, text: 'new' }] }));
+      await eventually('resources/list shows the added resource', async () => (await uris()).includes('upstream://added'));
+      server.registerPrompt('added_prompt', { description: 'added at runtime' }, () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] }));
+      await eventually('prompts/list shows the added prompt', async () => (await prompts()).includes('added_prompt'));
+    } finally {
+      await client.close();
+      await firelimit.stop();
+      await upstream.close();
+    }
+  });
+
   it('a stateless upstream has no stream to say so on: a tool it adds shows up only after the TTL', async () => {
     let nowMs = Date.UTC(2026, 11, 1, 12);
     const upstream = await startUpstreamStub();
