@@ -182,7 +182,7 @@ export function examplesSection(f: DevelopersFacts): SafeHtml {
 <p>Ask for your current limit with the <code>rate_limit_status</code> tool. <code>-i</code> shows the rate-limit
 headers. The server is stateless, so a single <code>tools/call</code> needs no <code>initialize</code> first. Every
 answer is JSON, so <code>Accept: application/json</code> is enough (or send none); clients that also list
-<code>text/event-stream</code> are answered the same way.</p>
+<code>text/event-stream</code> are answered the same way, unless they ask a tool that reports progress for it.</p>
 <pre><code data-example="curl">curl -i '${f.mcpUrl}' \\
   -H 'Authorization: Bearer &lt;token&gt;' \\
   -H 'Content-Type: application/json' \\

@@ -29,6 +29,7 @@ function toolQuotaRows(upstream: UpstreamConfig): SafeHtml {
  */
 export function upstreamSection(upstream: UpstreamConfig | undefined): SafeHtml {
   if (upstream === undefined) return html``;
+  const relayed = whileItRuns(upstream);
   const q = upstream.quota;
   const anyQuota = q ?? [...upstream.toolQuotas.values()][0];
   if (anyQuota === undefined) {
@@ -37,6 +38,7 @@ export function upstreamSection(upstream: UpstreamConfig | undefined): SafeHtml 
 <p>Besides <code>rate_limit_status</code> and <code>whoami</code>, the tools, resources and prompts listed are those of an
 MCP server behind this service. Your calls to them count against your token's limit like any other call. If that server
 is down or slower than ${upstream.timeoutMs} ms, the call answers a tool error saying so; try again later.</p>
+${relayed}
 </section>`;
   }
   const shared =
@@ -65,5 +67,23 @@ the quota's longest wait${q === undefined ? '' : html` (${Math.round(q.maxWaitMs
 (<code>reservations_full</code>), or today's budget is spent (<code>daily_budget</code>). Wait <code>retryAfterMs</code>, then call again.</li>
 </ul>
 <p>A reservation is not a refusal of your token: your own limit (above) is counted once per request either way.</p>
+${relayed}
 </section>`;
+}
+
+/** What of the upstream's news reaches a caller (ADR 0038), and what cannot on a stateless service. */
+function whileItRuns(upstream: UpstreamConfig): SafeHtml {
+  return html`<h3 id="upstream-progress">Progress and log messages</h3>
+<p>Put a <code>progressToken</code> in a call's <code>_meta</code> and list <code>text/event-stream</code> in
+<code>Accept</code> (MCP clients do both when you ask for progress): the answer is then an event stream on that same
+response, with the upstream's <code>notifications/progress</code> for your call under your token, its
+<code>notifications/message</code> for your call (from protocol 2026-07-28 only at or above the
+<code>io.modelcontextprotocol/logLevel</code> your request names), then the result. Without a progress token the answer
+is plain JSON. The whole call still ends within <span data-figure="upstream-timeout-ms">${upstream.timeoutMs}</span> ms,
+progress or not.</p>
+<p>Nothing is sent outside a call: no <code>list_changed</code> (the lists are refreshed at least every
+<span data-figure="upstream-list-ttl-ms">${upstream.listTtlMs}</span> ms; list them again to see a change) and no
+log messages from between calls. Requests from the upstream server to its client (sampling, elicitation, roots) are
+never passed on to you, whatever your client offers: the upstream is refused (a server without sessions cannot even
+hear that, and the call ends at its ${upstream.timeoutMs} ms deadline).</p>`;
 }

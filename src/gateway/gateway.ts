@@ -1,5 +1,7 @@
 import type {
   CallToolResult,
+  LoggingMessageNotification,
+  Progress,
   GetPromptResult,
   Prompt,
   ReadResourceResult,
@@ -9,7 +11,7 @@ import type {
   Tool,
 } from '@modelcontextprotocol/client';
 type ResourceTemplate = ListResourceTemplatesResult['resourceTemplates'][number];
-import type { UpstreamClient } from './upstream-client';
+import type { UpstreamCall, UpstreamClient } from './upstream-client';
 import { UpstreamError } from './upstream-error';
 import type { GateAnswer, UpstreamQuotaGate } from './upstream-quota-gate';
 
@@ -31,6 +33,18 @@ export interface GatewayOptions {
 interface Cached<T> {
   readonly value: T;
   readonly atMs: number;
+}
+
+/**
+ * What the upstream says about one forwarded call while it runs, for the
+ * caller's own stream (docs/adr/0038-relaying-upstream-notifications.md).
+ * Each is asked of the upstream only when given.
+ */
+export interface CallRelay {
+  /** The upstream's notifications/progress for this call (the client put its own token on the call). */
+  readonly onprogress?: (progress: Progress) => void;
+  /** The upstream's notifications/message sent on this call's response stream. */
+  readonly onlog?: (params: LoggingMessageNotification['params']) => void;
 }
 
 /** What a forwarded tools/call came to: the upstream's result, or the quota's answer instead of a call. */
@@ -98,7 +112,7 @@ export class Gateway {
    * run. The result is the upstream's, unchanged; a failure of the upstream
    * is thrown as an UpstreamError for the MCP layer to word.
    */
-  async callTool(tokenId: string, tool: Tool, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<ForwardedCall> {
+  async callTool(tokenId: string, tool: Tool, args: Record<string, unknown> | undefined, signal?: AbortSignal, relay: CallRelay = {}): Promise<ForwardedCall> {
     let heldMs = 0;
     if (this.options.quota !== undefined) {
       // The request's signal ends a hold early: a caller that went away is not forwarded.
@@ -107,8 +121,10 @@ export class Gateway {
       heldMs = answer.heldMs;
     }
     try {
+      const { onprogress, onlog } = relay;
       // The tool definition we listed goes along, so the client validates against it and never lists again per call.
-      const result = (await this.options.client.request(tokenId, (client, o) => client.callTool({ name: tool.name, arguments: args }, { ...o, toolDefinition: tool }), signal)) as CallToolResult;
+      const call: UpstreamCall<unknown> = (client, o) => client.callTool({ name: tool.name, arguments: args }, { ...o, toolDefinition: tool, ...(onprogress === undefined ? {} : { onprogress }) });
+      const result = (await this.options.client.request(tokenId, call, signal, onlog)) as CallToolResult;
       this.options.events?.onForward?.(result.isError === true ? 'tool_error' : 'ok');
       return { status: 'called', result, heldMs };
     } catch (error) {

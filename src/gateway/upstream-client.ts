@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Client, SdkHttpError, StreamableHTTPClientTransport, type ServerCapabilities } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, ProtocolErrorCode, SdkHttpError, StreamableHTTPClientTransport, type LoggingMessageNotification, type ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../shared/logger';
 import { UpstreamError, upstreamErrorOf } from './upstream-error';
 
@@ -25,6 +25,15 @@ export interface UpstreamClientOptions {
   readonly fetch?: typeof fetch;
 }
 
+/** Where the upstream's log messages for one call go. */
+export type UpstreamLogSink = (params: LoggingMessageNotification['params']) => void;
+
+/** Who a request upstream is for: the public token id for its header, and where its log messages go. */
+interface Caller {
+  readonly tokenId: string | undefined;
+  readonly onlog: UpstreamLogSink | undefined;
+}
+
 /** What a call runs with: the connected client and the per-request options the deadline needs. */
 export type UpstreamCall<T> = (client: Client, options: { readonly timeout: number; readonly signal?: AbortSignal }) => Promise<T>;
 
@@ -42,7 +51,7 @@ export class UpstreamClient {
   private readonly sessions = new WeakMap<Client, StreamableHTTPClientTransport>();
   /** Clients whose session the upstream no longer knows. */
   private readonly expired = new WeakSet<Client>();
-  private readonly caller = new AsyncLocalStorage<string | undefined>();
+  private readonly caller = new AsyncLocalStorage<Caller>();
 
   constructor(private readonly options: UpstreamClientOptions) {}
 
@@ -66,10 +75,12 @@ export class UpstreamClient {
    * Runs one request upstream for `tokenId`. Failures come back as an
    * UpstreamError that names what went wrong (unreachable, timeout, refused,
    * a JSON-RPC error) without the upstream's own text; a failure of the
-   * connection drops it, so the next call reconnects.
+   * connection drops it, so the next call reconnects. `onlog` hears the
+   * upstream's notifications/message that arrive on this request's own
+   * response stream (not those on the session's standalone stream).
    */
-  async request<T>(tokenId: string | undefined, call: UpstreamCall<T>, signal?: AbortSignal): Promise<T> {
-    return this.caller.run(tokenId, () => this.attempt(call, signal, true));
+  async request<T>(tokenId: string | undefined, call: UpstreamCall<T>, signal?: AbortSignal, onlog?: UpstreamLogSink): Promise<T> {
+    return this.caller.run({ tokenId, onlog }, () => this.attempt(call, signal, true));
   }
 
   private async attempt<T>(call: UpstreamCall<T>, signal: AbortSignal | undefined, mayRenewSession: boolean): Promise<T> {
@@ -115,7 +126,8 @@ export class UpstreamClient {
   }
 
   private client(): Promise<Client> {
-    this.connecting ??= this.connect().catch((error: unknown) => {
+    // Outside any caller: the connection, and the standalone stream it opens, belong to no one call.
+    this.connecting ??= this.caller.exit(() => this.connect()).catch((error: unknown) => {
       this.connecting = undefined;
       throw error;
     });
@@ -124,8 +136,17 @@ export class UpstreamClient {
 
   private async connect(): Promise<Client> {
     const transport = new StreamableHTTPClientTransport(new URL(this.options.url), { fetch: this.fetchUpstream });
-    const changed = { autoRefresh: false, onChanged: () => this.options.onListChanged?.() };
+    // No debounce (the SDK's default is 300 ms): dropping a cache costs nothing, and a debounced drop serves the stale list meanwhile.
+    const changed = { autoRefresh: false, debounceMs: 0, onChanged: () => this.options.onListChanged?.() };
     const client = new Client(GATEWAY_CLIENT_INFO, { capabilities: {}, listChanged: { tools: changed, resources: changed, prompts: changed } });
+    // The SSE stream of a POST is read in the async context of the request that sent it, so the store names that request's caller.
+    client.setNotificationHandler('notifications/message', (notification) => {
+      this.caller.getStore()?.onlog?.(notification.params);
+    });
+    // No capability is declared, so a careful upstream never asks; one that asks anyway is told at once, not left waiting (ADR 0039).
+    client.fallbackRequestHandler = async (request) => {
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `${request.method} is not relayed: firelimit, the gateway in front of this server, does not pass requests to its callers`);
+    };
     client.onerror = (error) => {
       this.options.logger.debug('upstream MCP connection reported an error', { event: 'gateway.upstream_error', kind: upstreamErrorOf(error, this.options.timeoutMs).kind });
     };
@@ -163,7 +184,7 @@ export class UpstreamClient {
     const headers = new Headers(init?.headers);
     headers.delete('authorization');
     if (this.options.authorization !== undefined) headers.set('authorization', this.options.authorization);
-    const tokenId = this.caller.getStore();
+    const tokenId = this.caller.getStore()?.tokenId;
     if (tokenId === undefined) headers.delete(TOKEN_ID_HEADER);
     else headers.set(TOKEN_ID_HEADER, tokenId);
     return (this.options.fetch ?? fetch)(input, { ...init, headers });

@@ -6,6 +6,7 @@ import { UpstreamError } from '../gateway/upstream-error';
 import { SHARED_QUOTA_NAME } from '../gateway/upstream-quota-gate';
 import type { Logger } from '../shared/logger';
 import { toolContextOf } from './call-context';
+import { callRelayOf } from './call-relay';
 import { describeLimits, LIMITS_RESOURCE_METADATA, LIMITS_RESOURCE_URI } from './resources/limits-resource';
 import { listedTool, runTool, type ToolContext, type ToolDefinition } from './tool-registry';
 
@@ -28,6 +29,10 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
   const limitsText = JSON.stringify(describeLimits(config), null, 2);
   const low = server.server;
   for (const method of GATEWAY_METHODS) low.removeRequestHandler(method);
+  // Logging is advertised so the upstream's log messages can be relayed on a call's stream. A level is accepted and not kept:
+  // kept on a shared server, one caller's level would be everyone's.
+  low.removeRequestHandler('logging/setLevel');
+  low.setRequestHandler('logging/setLevel', () => ({}));
 
   low.setRequestHandler('tools/list', async () => ({ tools: [...ownListed, ...(await upstream(() => gateway.tools())).filter((tool) => !own.has(tool.name))] }));
 
@@ -44,7 +49,7 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
     if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
     if (context === undefined) return runTool(mine ?? missingContextTool(name), {}, undefined, logger);
     try {
-      return answerOf(await gateway.callTool(context.token.id, tool, args, ctx.mcpReq.signal), tool, context);
+      return answerOf(await gateway.callTool(context.token.id, tool, args, ctx.mcpReq.signal, callRelayOf(ctx)), tool, context);
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       // A tool the model can see failed: it reads the words and may try again; the upstream's own text is never passed on.

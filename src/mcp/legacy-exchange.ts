@@ -1,6 +1,6 @@
 import type { AuthInfo, JSONRPCRequest, McpServer } from '@modelcontextprotocol/server';
 import { readsResource, withResourceNotFound2025 } from './resource-not-found';
-import { SharedServerTransport, type JsonRpcAnswer } from './shared-server-transport';
+import { SharedServerTransport, type JsonRpcAnswer, type RelatedSink } from './shared-server-transport';
 
 /**
  * What a 2025-era POST is answered with: a JSON body (one answer, or a batch
@@ -43,14 +43,16 @@ export class LegacyExchange {
     return exchange;
   }
 
-  async answer(body: unknown, authInfo: AuthInfo, signal: AbortSignal): Promise<LegacyAnswer> {
+  /** `related` hears what a handler says about a single request before answering it; a batch's answers come as one JSON array. */
+  async answer(body: unknown, authInfo: AuthInfo, signal: AbortSignal, related?: RelatedSink): Promise<LegacyAnswer> {
     const messages: readonly unknown[] = Array.isArray(body) ? body : [body];
+    const sink = Array.isArray(body) ? undefined : related;
     const answers: Promise<JsonRpcAnswer | undefined>[] = [];
     for (const message of messages) {
       const m = message as { method?: unknown; id?: unknown };
       // A posted response (no request of ours waits for one) or a notification: acknowledged, not passed on.
       if (typeof m.method !== 'string' || m.id === undefined) continue;
-      answers.push(this.transport.request(message as JSONRPCRequest, authInfo, signal));
+      answers.push(this.transport.request(message as JSONRPCRequest, authInfo, signal, sink));
     }
     if (answers.length === 0) return { status: 202 };
     const settled = (await Promise.all(answers)).filter((a): a is JsonRpcAnswer => a !== undefined);

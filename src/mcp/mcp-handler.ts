@@ -13,6 +13,7 @@ import { authInfoFor } from './call-context';
 import { LegacyExchange } from './legacy-exchange';
 import { isPlainModernRequest, MODERN_REVISION, ModernExchange } from './modern-exchange';
 import { McpServerPool } from './mcp-server-pool';
+import { progressIfStreamed, RelatedStream } from './related-stream';
 import type { ToolContext, ToolDefinition } from './tool-registry';
 import { tools as defaultTools } from './tools';
 import { sendWebResponse, webRequestOf } from './web-exchange';
@@ -88,6 +89,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       ...(budgetsOf !== undefined ? { budgets: () => budgetsOf(res) } : {}),
     };
     const authInfo = authInfoFor(context);
+    const body = progressIfStreamed(req.body, req.headers.accept);
     const abort = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
@@ -95,23 +97,25 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
 
     try {
       if (era === 'modern') {
-        if (isPlainModernRequest(req.headers, req.body)) {
-          const answer = await (await shared).answer(req.body, authInfo, abort.signal);
+        if (isPlainModernRequest(req.headers, body)) {
+          const answer = await (await shared).answer(body, authInfo, abort.signal);
           if (answer.status === 'abandoned') return;
           if (answer.status === 200) {
             sendJson(res, answer.body);
             return;
           }
         }
-        await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: req.body }));
+        await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: body }));
         return;
       }
-      const answer = await (await legacy).answer(req.body, authInfo, abort.signal);
+      const stream = RelatedStream.for(res, body);
+      const answer = await (await legacy).answer(body, authInfo, abort.signal, stream?.sink);
       if (answer.status === 'abandoned') return;
       if (answer.status === 202) {
         res.status(202).end();
         return;
       }
+      if (stream !== undefined && !Array.isArray(answer.body) && stream.finish(answer.body)) return;
       sendJson(res, answer.body);
     } catch (error) {
       if (res.headersSent) {

@@ -33,8 +33,9 @@ const PLAIN_HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
  * SDK's entry: a single request to one of FAST_METHODS, at the revision the
  * SDK serves, whose standard headers repeat the body exactly. Anything else
  * (a notification, another method, an encoded or absent header, another
- * revision) goes through the SDK's `createMcpHandler`, which owns every
- * answer of its validation ladder.
+ * revision, a request asking for progress) goes through the SDK's
+ * `createMcpHandler`, which owns every answer of its validation ladder and
+ * streams a handler's related notifications.
  */
 export function isPlainModernRequest(headers: IncomingHttpHeaders, body: unknown): body is JSONRPCRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
@@ -42,6 +43,8 @@ export function isPlainModernRequest(headers: IncomingHttpHeaders, body: unknown
   if ((typeof id !== 'string' && typeof id !== 'number') || typeof method !== 'string' || !FAST_METHODS.has(method)) return false;
   const meta = params?._meta as Record<string, unknown> | undefined;
   if (meta?.[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION || headers['mcp-protocol-version'] !== MODERN_REVISION) return false;
+  // A request asking for progress may be answered as a stream, which only the SDK's entry writes (ADR 0038).
+  if (meta.progressToken !== undefined) return false;
   if (headers['mcp-method'] !== method) return false;
   const nameField = FAST_METHODS.get(method);
   const nameHeader = headers['mcp-name'];

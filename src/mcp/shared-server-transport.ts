@@ -1,13 +1,18 @@
 import type {
   AuthInfo,
+  JSONRPCNotification,
   JSONRPCErrorResponse,
   JSONRPCMessage,
   JSONRPCRequest,
   JSONRPCResultResponse,
   Transport,
+  TransportSendOptions,
 } from '@modelcontextprotocol/server';
 
 export type JsonRpcAnswer = JSONRPCResultResponse | JSONRPCErrorResponse;
+
+/** Where a handler's notifications about its own request go: that request's response stream (./related-stream). */
+export type RelatedSink = (notification: JSONRPCNotification) => void;
 
 /**
  * The transport of the one 2025-era server: connected once, at boot, and
@@ -17,9 +22,11 @@ export type JsonRpcAnswer = JSONRPCResultResponse | JSONRPCErrorResponse;
  * under the caller's id. Each call's AuthInfo rides along as the SDK's
  * message extra, so every handler sees its own caller.
  *
- * What a stateless JSON exchange has no channel for, the server may not
- * send: notifications and requests to the client are dropped, as the SDK's
- * own stateless transport in JSON mode drops them.
+ * What a stateless exchange has no channel for, the server may not send:
+ * requests to the client, and notifications that relate to no request, are
+ * dropped, as the SDK's own stateless transport drops them. A notification
+ * about a request (the SDK's ctx.mcpReq.notify) goes to that request's
+ * sink, when its exchange gave one (a stream it may be written on).
  */
 export class SharedServerTransport implements Transport {
   onclose?: () => void;
@@ -28,24 +35,36 @@ export class SharedServerTransport implements Transport {
 
   private nextId = 0;
   private readonly pending = new Map<number, (answer: JsonRpcAnswer) => void>();
+  private readonly related = new Map<number, RelatedSink>();
 
   async start(): Promise<void> {}
 
-  async send(message: JSONRPCMessage): Promise<void> {
-    if (!('id' in message) || 'method' in message) return;
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (!('id' in message)) {
+      const sink = typeof options?.relatedRequestId === 'number' ? this.related.get(options.relatedRequestId) : undefined;
+      sink?.(message as JSONRPCNotification);
+      return;
+    }
+    if ('method' in message) return;
     const settle = this.pending.get(message.id as number);
     if (settle === undefined) return;
     this.pending.delete(message.id as number);
+    this.related.delete(message.id as number);
     settle(message as JsonRpcAnswer);
   }
 
   async close(): Promise<void> {
     this.pending.clear();
+    this.related.clear();
     this.onclose?.();
   }
 
-  /** Answers one request; `signal` abandons it (the caller went away), so nothing waits for an answer no one reads. */
-  request(message: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal): Promise<JsonRpcAnswer | undefined> {
+  /**
+   * Answers one request; `signal` abandons it (the caller went away), so
+   * nothing waits for an answer no one reads. `related` hears the
+   * notifications the handler sends about this request before its answer.
+   */
+  request(message: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal, related?: RelatedSink): Promise<JsonRpcAnswer | undefined> {
     const onmessage = this.onmessage;
     if (onmessage === undefined) return Promise.reject(new Error('SharedServerTransport: no server connected'));
     const id = ++this.nextId;
@@ -56,6 +75,7 @@ export class SharedServerTransport implements Transport {
       }
       const abandon = (): void => {
         this.pending.delete(id);
+        this.related.delete(id);
         resolve(undefined);
         // The handler is told as the SDK tells it of a cancel, through its request signal: a held gateway call is then not forwarded.
         this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the caller disconnected' } }, { authInfo });
@@ -65,6 +85,7 @@ export class SharedServerTransport implements Transport {
         signal.removeEventListener('abort', abandon);
         resolve({ ...answer, id: message.id });
       });
+      if (related !== undefined) this.related.set(id, related);
       onmessage({ ...message, id }, { authInfo });
     });
   }

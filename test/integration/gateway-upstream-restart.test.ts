@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { connect, startFirelimit } from '../support/gateway-harness';
-import { startStatefulUpstreamStub } from '../support/upstream-mcp-server';
+import { startStatefulUpstream } from '../support/stateful-upstream-mcp-server';
 
 /**
  * A stateful upstream that restarts forgets firelimit's session and answers
@@ -9,16 +9,16 @@ import { startStatefulUpstreamStub } from '../support/upstream-mcp-server';
  */
 describe('an upstream that restarts and forgets its sessions', () => {
   it('the next calls, even several at once, run on one new session and none fails', async () => {
-    const upstream = await startStatefulUpstreamStub();
+    const upstream = await startStatefulUpstream();
     const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: upstream.url });
     const client = await connect(firelimit.url);
     try {
       expect(((await client.callTool({ name: 'echo', arguments: { text: 'before' } })) as CallToolResult).structuredContent).toEqual({ echoed: 'before' });
-      expect(upstream.sessions()).toBe(1);
+      expect(upstream.sessions.length).toBe(1);
       upstream.restart();
       const after = (await Promise.all(['a', 'b', 'c'].map((text) => client.callTool({ name: 'echo', arguments: { text } })))) as CallToolResult[];
       expect(after.map((result) => result.structuredContent)).toEqual([{ echoed: 'a' }, { echoed: 'b' }, { echoed: 'c' }]);
-      expect(upstream.sessions()).toBe(2);
+      expect(upstream.sessions.length).toBe(2);
       // On the new session each call arrived exactly once; the old session's copies were refused (404) before any tool ran.
       const [oldSession] = upstream.calls().map((hit) => hit.headers['mcp-session-id']);
       const onNewSession = upstream.calls().filter((hit) => hit.headers['mcp-session-id'] !== oldSession).map((hit) => (hit.args as { text: string }).text);

@@ -81,6 +81,7 @@ test.each([
   ['an Mcp-Name on a method that takes none', modern('tools/list'), headersFor('tools/list', 'x')],
   ['another revision in the envelope', { ...modern('tools/list'), params: { _meta: { ...envelope, [PROTOCOL_VERSION_META_KEY]: '2027-01-01' } } }, headersFor('tools/list')],
   ['a tool name that would be sent encoded', modern('tools/call', { name: 'wh ami ', arguments: {} }), headersFor('tools/call', 'wh ami ')],
+  ['a call asking for progress (the entry may stream its answer)', { ...modern('tools/call', { name: 'whoami', arguments: {} }), params: { name: 'whoami', arguments: {}, _meta: { ...envelope, progressToken: 'p' } } }, headersFor('tools/call', 'whoami')],
 ])('%s goes to the SDK entry', (_label, body, headers) => {
   expect(isPlainModernRequest(headers as Record<string, string | undefined>, body)).toBe(false);
 });

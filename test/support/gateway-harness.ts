@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, type CallToolResult, type ClientOptions } from '@modelcontextprotocol/client';
 import { loadConfig } from '../../src/config/config';
 import { buildService, type Service } from '../../src/service/build-service';
 import { createCapturingLogger } from './capturing-logger';
@@ -45,13 +45,22 @@ export async function startFirelimit(env: NodeJS.ProcessEnv, options: StartFirel
   };
 }
 
-/** The SDK 2.x client, signed in with the stand-in token. */
-export async function connect(url: URL): Promise<Client> {
-  const client = new Client({ name: 'integrator', version: '1.0.0' });
+/** The integrator: an SDK 2.x client with the test token (2025 handshake unless `options` pins a revision). */
+export async function connect(url: URL, options?: ClientOptions): Promise<Client> {
+  const client = new Client({ name: 'integrator', version: '1.0.0' }, options);
   await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${GOOD_SECRET}` } } }));
   return client;
 }
 
 export function textOf(result: CallToolResult): string {
   return result.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+}
+
+/** Polls `probe` until it holds, for things that arrive on a stream the test cannot await (a notification); fails after `timeoutMs`. */
+export async function eventually(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

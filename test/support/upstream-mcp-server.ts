@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
@@ -12,6 +11,8 @@ export interface UpstreamHit {
   readonly method: string | undefined;
   readonly tool: string | undefined;
   readonly args: unknown;
+  /** The request's `_meta.progressToken`: what the gateway asked progress under. */
+  readonly progressToken: unknown;
 }
 
 export interface UpstreamStub {
@@ -28,9 +29,14 @@ export interface UpstreamStub {
 
 export const UPSTREAM_TOOL_ANNOTATIONS = { readOnlyHint: true, openWorldHint: false } as const;
 
-/** A real SDK 2.x server: an `echo` tool with input/output schemas and annotations, a `slow` one, a resource and a prompt. */
+/**
+ * A real SDK 2.x server: an `echo` tool with input/output schemas and
+ * annotations, a `slow` one, a `count` one that reports progress and logs
+ * as it goes, an `ask` one that sends its client a request (sampling,
+ * elicitation, roots), a resource and a prompt.
+ */
 export function buildUpstreamMcpServer(extraTools: readonly string[] = []): McpServer {
-  const server = new McpServer({ name: 'stub-upstream', version: '1.0.0' });
+  const server = new McpServer({ name: 'stub-upstream', version: '1.0.0' }, { capabilities: { logging: {} } });
   for (const name of extraTools) server.registerTool(name, { description: `added later: ${name}` }, () => ({ content: [{ type: 'text', text: name }] }));
   server.registerTool(
     'echo',
@@ -51,6 +57,36 @@ export function buildUpstreamMcpServer(extraTools: readonly string[] = []): McpS
       return { content: [{ type: 'text', text: `waited ${waitMs} ms` }] };
     },
   );
+  server.registerTool(
+    'count',
+    { description: 'Counts to steps, reporting progress (when asked) and logging each step under label.', inputSchema: z.object({ steps: z.number().int().min(1), label: z.string() }) },
+    async ({ steps, label }, ctx) => {
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      for (let step = 1; step <= steps; step++) {
+        if (progressToken !== undefined) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: step, total: steps, message: `${label} ${step}` } });
+        await ctx.mcpReq.log('info', { label, step }, 'counter');
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      return { content: [{ type: 'text', text: `${label} counted to ${steps}` }] };
+    },
+  );
+  server.registerTool(
+    'ask',
+    { description: 'Asks its client for sampling, an elicitation or its roots, and says what came back.', inputSchema: z.object({ what: z.enum(['sampling', 'elicitation', 'roots']) }) },
+    async ({ what }, ctx) => {
+      // Longer than a test waits: an unanswered request shows up as a slow call, not as this tool's timeout text.
+      const options = { timeout: 10_000 };
+      try {
+        if (what === 'sampling') await ctx.mcpReq.requestSampling({ messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 10 }, options);
+        else if (what === 'elicitation') await ctx.mcpReq.elicitInput({ message: 'Your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } }, options);
+        else await ctx.mcpReq.send({ method: 'roots/list' }, options);
+        return { content: [{ type: 'text', text: `${what} answered` }] };
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        return { content: [{ type: 'text', text: `${what} refused (${String(code)}): ${(error as Error).message}` }] };
+      }
+    },
+  );
   server.registerTool('explode', { description: 'Always throws.' }, () => {
     throw new Error('secret internals at /srv/upstream/handler.js:42');
   });
@@ -63,26 +99,34 @@ export function buildUpstreamMcpServer(extraTools: readonly string[] = []): McpS
   return server;
 }
 
-/** The stub on an ephemeral loopback port, recording every request before the SDK answers it. */
-export async function startUpstreamStub(clock: () => number = Date.now): Promise<UpstreamStub> {
-  const extraTools: string[] = [];
-  const handler = toNodeHandler(createMcpHandler(() => buildUpstreamMcpServer(extraTools), { legacy: 'stateless' }));
-  const hits: UpstreamHit[] = [];
-  const server: Server = createServer((req, res) => {
+/**
+ * A request listener that reads each body, records the request as a hit
+ * (before the SDK answers it), then hands the parsed body on.
+ */
+export function recordingRequests(hits: UpstreamHit[], clock: () => number, handle: (req: IncomingMessage, res: ServerResponse, body: unknown) => void): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      let body: { method?: string; params?: { name?: string; arguments?: unknown } } | undefined;
+      let body: { method?: string; params?: { name?: string; arguments?: unknown; _meta?: { progressToken?: unknown } } } | undefined;
       try {
         body = raw === '' ? undefined : JSON.parse(raw);
       } catch {
         body = undefined;
       }
-      hits.push({ atMs: clock(), headers: req.headers, method: body?.method, tool: body?.method === 'tools/call' ? body.params?.name : undefined, args: body?.params?.arguments });
-      void handler(req, res, body);
+      hits.push({ atMs: clock(), headers: req.headers, method: body?.method, tool: body?.method === 'tools/call' ? body.params?.name : undefined, args: body?.params?.arguments, progressToken: body?.params?._meta?.progressToken });
+      handle(req, res, body);
     });
-  });
+  };
+}
+
+/** The stub on an ephemeral loopback port, recording every request before the SDK answers it. */
+export async function startUpstreamStub(clock: () => number = Date.now): Promise<UpstreamStub> {
+  const extraTools: string[] = [];
+  const handler = toNodeHandler(createMcpHandler(() => buildUpstreamMcpServer(extraTools), { legacy: 'stateless' }));
+  const hits: UpstreamHit[] = [];
+  const server: Server = createServer(recordingRequests(hits, clock, (req, res, body) => void handler(req, res, body)));
   server.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -94,65 +138,6 @@ export async function startUpstreamStub(clock: () => number = Date.now): Promise
     calls: () => hits.filter((hit) => hit.method === 'tools/call'),
     close: () =>
       new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** A stateful upstream (sessions kept in memory, as most deployed servers do): `restart()` forgets every session, as a new process would. */
-export interface StatefulUpstreamStub extends UpstreamStub {
-  restart(): void;
-  /** Sessions started so far. */
-  sessions(): number;
-}
-
-export async function startStatefulUpstreamStub(): Promise<StatefulUpstreamStub> {
-  let transports = new Map<string, NodeStreamableHTTPServerTransport>();
-  let started = 0;
-  const hits: UpstreamHit[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      void (async () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        const body = raw === '' ? undefined : (JSON.parse(raw) as { method?: string; params?: { name?: string; arguments?: unknown } });
-        hits.push({ atMs: Date.now(), headers: req.headers, method: body?.method, tool: body?.method === 'tools/call' ? body.params?.name : undefined, args: body?.params?.arguments });
-        const sessionId = req.headers['mcp-session-id'];
-        let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
-        if (transport === undefined) {
-          if (sessionId !== undefined) {
-            res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
-            return;
-          }
-          const sessions = transports;
-          const fresh: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void sessions.set(id, fresh) });
-          started += 1;
-          await buildUpstreamMcpServer().connect(fresh);
-          transport = fresh;
-        }
-        await transport.handleRequest(req, res, body);
-      })();
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    port,
-    hits,
-    extraTools: [],
-    calls: () => hits.filter((hit) => hit.method === 'tools/call'),
-    restart: () => {
-      for (const transport of transports.values()) void transport.close();
-      transports = new Map();
-    },
-    sessions: () => started,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const transport of transports.values()) void transport.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

@@ -20,6 +20,17 @@ describe('/developers explains the shared upstream quota with the configured fig
     expect(text).toContain('href="#upstream"');
   });
 
+  it.each([
+    ['with UPSTREAM_RATE', { UPSTREAM_RATE: '2/s' }],
+    ['without a quota', {}],
+  ] as const)('says, %s, how progress reaches a caller and how often the lists are refreshed, with the configured figures', (_, extra) => {
+    const text = page({ UPSTREAM_MCP_URL: 'http://u.example/mcp', UPSTREAM_TIMEOUT_MS: '7000', UPSTREAM_LIST_TTL_MS: '45000', ...extra });
+    expect(text).toContain('id="upstream-progress"');
+    expect(text).toContain('<code>progressToken</code>');
+    expect(figure(text, 'upstream-timeout-ms')).toBe('7000');
+    expect(figure(text, 'upstream-list-ttl-ms')).toBe('45000');
+  });
+
   it('says nothing of an upstream when none is configured', () => {
     const text = page({});
     expect(text).not.toContain('id="upstream"');
