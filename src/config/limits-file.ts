@@ -68,6 +68,11 @@ export function parseLimitsFile(text: string, defaults: LimitsFileDefaults): Lim
   } catch (error) {
     return fail('the file is not valid JSON', `${(error as Error).message}; fix the JSON syntax`);
   }
+  const reserved = pathOfKey(json, '__proto__', []);
+  if (reserved !== undefined) {
+    // The schema would drop such a key without a word: a tier, cost or quota named so would silently not exist.
+    return fail(`${fieldPath(reserved)}: "__proto__" cannot name a tier, tool or rule`, 'choose another name');
+  }
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
     return {
@@ -99,6 +104,17 @@ export function parseLimitsFile(text: string, defaults: LimitsFileDefaults): Lim
   const costs = new Map(Object.entries(parsed.data.costs ?? {}));
   const upstreamTools = upstreamToolQuotasOf(parsed.data.upstream, problems);
   return problems.length > 0 ? { ok: false, problems } : { ok: true, tiers, costs, rules, upstreamTools };
+}
+
+/** The path of the first object holding `key` as its own property, or undefined. */
+function pathOfKey(value: unknown, key: string, at: PropertyKey[]): PropertyKey[] | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  if (Object.prototype.hasOwnProperty.call(value, key)) return [...at, key];
+  for (const [name, child] of Object.entries(value)) {
+    const found = pathOfKey(child, key, [...at, Array.isArray(value) ? Number(name) : name]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 function fail(problem: string, fix: string): LimitsFileResult {

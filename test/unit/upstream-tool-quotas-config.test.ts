@@ -137,3 +137,13 @@ describe('upstream.tools: what a refusal says, and what is left out', () => {
     expect(result.ok && result.upstreamTools.get('search')).toStrictEqual({ limit: 1, windowMs: 1000 });
   });
 });
+
+describe('parseLimitsFile: a name the schema would drop without a word', () => {
+  it.each([
+    ['a tool quota', '{"upstream":{"tools":{"__proto__":{"rate":"1/s"}}}}', 'upstream.tools.__proto__'],
+    ['a tier', '{"tiers":{"__proto__":{"limits":[{"limit":1,"window":"1m"}]}}}', 'tiers.__proto__'],
+    ['a cost, inside a list', '{"rules":[{"name":"r","cost":1,"match":{"__proto__":1}}]}', 'rules[0].match.__proto__'],
+  ])('"__proto__" naming %s is refused, with its path', (_what, text, path) => {
+    expect(parseLimitsFile(text, defaults)).toEqual({ ok: false, problems: [{ knob: 'LIMITS_FILE', problem: `${path}: "__proto__" cannot name a tier, tool or rule`, fix: 'choose another name' }] });
+  });
+});
