@@ -16,6 +16,9 @@ import { parseUpstreamRate, UPSTREAM_RATE_EXPECTED, type UpstreamRate } from './
  * one. UPSTREAM_GRACE_MS and UPSTREAM_HOLD_MS apply to every quota.
  */
 
+/** The shared quota's name in answers and metrics (SHARED_QUOTA_NAME in the gateway): no tool quota may take it. */
+export const SHARED_QUOTA_LABEL = 'upstream';
+
 const toolQuotaSchema = z
   .object({
     rate: z.string({ error: UPSTREAM_RATE_EXPECTED }).refine((s) => parseUpstreamRate(s) !== undefined, { error: UPSTREAM_RATE_EXPECTED }),
@@ -46,6 +49,10 @@ export function upstreamToolQuotasOf(section: z.output<typeof upstreamSectionSch
   const quotas = new Map<string, UpstreamToolQuotaEntry>();
   for (const [tool, entry] of Object.entries(section?.tools ?? {})) {
     // Checked here, not by the schema: zod reports a bad record key with the record's own message.
+    if (tool === SHARED_QUOTA_LABEL) {
+      problems.push({ knob: 'LIMITS_FILE', problem: `upstream.tools.${tool}: "${tool}" is the name answers and metrics give the shared quota (UPSTREAM_RATE), so a tool's own quota cannot take it`, fix: 'set the shared quota with UPSTREAM_RATE, or remove this entry' });
+      continue;
+    }
     if (!TOOL_NAME.test(tool)) {
       problems.push({ knob: 'LIMITS_FILE', problem: `upstream.tools.${tool}: expected a tool name (1-128 of A-Z a-z 0-9 _ - .)`, fix: 'name the tool exactly as the upstream lists it' });
       continue;

@@ -1,3 +1,4 @@
+import { SHARED_QUOTA_LABEL } from '../config/upstream-section';
 import { encodeKeyPart } from '../limiter/key';
 import type { UpstreamCaller } from '../limiter/upstream/upstream-holder';
 import { intervalOf, type UpstreamPolicy } from '../limiter/upstream/upstream-policy';
@@ -7,8 +8,8 @@ import type { UpstreamState } from '../limiter/upstream/upstream-state';
 
 /** The one key every token's calls share: the upstream has one quota for the whole service. */
 export const UPSTREAM_QUOTA_KEY = 'upstream';
-/** The name metrics and answers give the service-wide quota; a tool's own quota is named by its tool. */
-export const SHARED_QUOTA_NAME = 'upstream';
+/** The name metrics and answers give the service-wide quota; a tool's own quota is named by its tool (the config refuses a tool quota of this name). */
+export const SHARED_QUOTA_NAME = SHARED_QUOTA_LABEL;
 
 /** A tool's own quota: its own key, beside the shared one, for every token. */
 export function toolQuotaKey(tool: string): string {

@@ -147,3 +147,13 @@ describe('parseLimitsFile: a name the schema would drop without a word', () => {
     expect(parseLimitsFile(text, defaults)).toEqual({ ok: false, problems: [{ knob: 'LIMITS_FILE', problem: `${path}: "__proto__" cannot name a tier, tool or rule`, fix: 'choose another name' }] });
   });
 });
+
+describe('upstream.tools: the shared quota\'s name', () => {
+  it('a tool quota named "upstream" is refused: answers and metrics name the shared quota so', () => {
+    const result = parseLimitsFile(file({ tools: { upstream: { rate: '1/s' } } }), defaults);
+    expect(result).toEqual({
+      ok: false,
+      problems: [{ knob: 'LIMITS_FILE', problem: 'upstream.tools.upstream: "upstream" is the name answers and metrics give the shared quota (UPSTREAM_RATE), so a tool\'s own quota cannot take it', fix: 'set the shared quota with UPSTREAM_RATE, or remove this entry' }],
+    });
+  });
+});
