@@ -108,9 +108,8 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
         () => undefined,
       );
       this.refreshing.set(key, done);
-      void done.then(() => {
-        if (this.refreshing.get(key) === done) this.refreshing.delete(key);
-      });
+      // No other call sets the key while `done` is there (the `has` above), so the entry is still `done`.
+      void done.then(() => this.refreshing.delete(key));
     }
     const result = await call;
     this.remember(key, result.state, nowMs);
@@ -142,10 +141,9 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
     if (previous !== undefined && previous.seenAtMs > nowMs) return;
     this.seen.delete(key);
     this.seen.set(key, { state, seenAtMs: nowMs });
-    while (this.seen.size > this.maxKeys) {
-      const oldest = this.seen.keys().next();
-      if (oldest.done) break;
-      this.seen.delete(oldest.value);
+    for (const oldest of this.seen.keys()) {
+      if (this.seen.size <= this.maxKeys) break;
+      this.seen.delete(oldest);
     }
   }
 }
