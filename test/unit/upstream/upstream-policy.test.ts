@@ -66,7 +66,7 @@ describe('resolveUpstreamPolicy: bounds', () => {
   ])('accepts a headroom of %d as %d basis points', (headroom, headroomBp) => {
     expect(resolveUpstreamPolicy({ ...base, headroom }).headroomBp).toBe(headroomBp);
   });
-  test.each([1.0001, 0, -0.5, 0.00001, 1e-11, 0.12345, Number.NaN])('refuses a headroom of %d with the exact remedy', (headroom) => {
+  test.each([1.0001, 1.00001, Number.POSITIVE_INFINITY, 0, -0.5, 0.00001, 1e-11, 0.12345, Number.NaN])('refuses a headroom of %d with the exact remedy', (headroom) => {
     expect(() => resolveUpstreamPolicy({ ...base, headroom })).toThrow(
       new RangeError(`upstream quota: headroom must be a fraction in (0, 1] with at most 4 decimals, e.g. 0.9, got ${headroom}`),
     );
@@ -119,7 +119,10 @@ describe('the compact state', () => {
   test('reads back exactly what it wrote', () => {
     fc.assert(fc.property(stateArb, (state) => expect(parseUpstreamState(formatUpstreamState(state))).toEqual(state)));
   });
-  test.each(['', 'junk', '1:2:3', '1:2:3:4,', '1:2:3:4,,x:1', '1:2:3:4,x', '1:2:3:4,x:-1', '-1:2:3:4', '99999999999999999:0:0:0', '1:2:3:4,a.b:1', '1:2:3:9007199254740993'])(
+  test('no value is no state', () => {
+    expect(parseUpstreamState(null)).toBeNull();
+  });
+  test.each(['', 'junk', '1:2:3:4,x:9999999999999999', '1:2:3', '1:2:3:4,', '1:2:3:4,,x:1', '1:2:3:4,x', '1:2:3:4,x:-1', '-1:2:3:4', '99999999999999999:0:0:0', '1:2:3:4,a.b:1', '1:2:3:9007199254740993'])(
     '%j is junk: no state',
     (value) => {
       expect(parseUpstreamState(value)).toBeNull();
