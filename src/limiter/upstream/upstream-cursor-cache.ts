@@ -124,9 +124,10 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
     return next === null ? { outcome, state: cached.state } : undefined;
   }
 
+  /** Seen within maxStalenessMs of nowMs, either way: a clock stepped back does not keep an old state fresh. */
   private fresh(key: string, nowMs: number): Seen | undefined {
     const cached = this.seen.get(key);
-    return cached !== undefined && nowMs - cached.seenAtMs <= this.maxStalenessMs ? cached : undefined;
+    return cached !== undefined && Math.abs(nowMs - cached.seenAtMs) <= this.maxStalenessMs ? cached : undefined;
   }
 
   close(): Promise<void> {
@@ -137,8 +138,10 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
   private remember(key: string, state: UpstreamState | null, nowMs: number): void {
     if (this.maxStalenessMs === 0) return;
     const previous = this.seen.get(key);
-    // Replies can arrive out of order; keep the newer view (the cursor only moves forward).
-    if (previous !== undefined && previous.seenAtMs > nowMs) return;
+    // Replies can arrive out of order; keep the newer view (the cursor only moves forward), unless it is
+    // more than the staleness ahead of this call's clock: the clock stepped back, and the view would
+    // otherwise stay until the clock caught up, every later reply thrown away.
+    if (previous !== undefined && previous.seenAtMs > nowMs && previous.seenAtMs - nowMs <= this.maxStalenessMs) return;
     this.seen.delete(key);
     this.seen.set(key, { state, seenAtMs: nowMs });
     for (const oldest of this.seen.keys()) {

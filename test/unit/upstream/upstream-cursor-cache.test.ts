@@ -69,7 +69,8 @@ describe('CachedUpstreamQuota: what is answered locally and what goes to the sto
     ['by default a state 1001 ms old does not', undefined, 1001, 'store'],
     ['with maxStalenessMs 250, a state 250 ms old answers', 250, 250, 'local'],
     ['with maxStalenessMs 250, a state 251 ms old does not', 250, 251, 'store'],
-    ['a clock behind the cached state is answered from it', 250, -5, 'local'],
+    ['a clock up to the staleness behind the cached state is answered from it', 250, -250, 'local'],
+    ['a clock stepped back further than the staleness is not', 250, -251, 'store'],
   ])('%s', async (_name, maxStalenessMs, ageMs, where) => {
     const { store, cache } = setup({ maxStalenessMs });
     await fillQueue(cache);
@@ -87,6 +88,16 @@ describe('CachedUpstreamQuota: what is answered locally and what goes to the sto
     await cache.schedule('q', T0 + 300, caller(9), QUEUE); // stale: asked of the store, which rejects too
     await cache.schedule('q', T0 + 550, caller(9), QUEUE); // 250 after the refresh, 550 after the fill
     expect(store.calls.map((c) => c.nowMs)).toEqual([T0, T0, T0, T0 + 300]);
+  });
+
+  test('a clock stepped back past the staleness asks the store, which may have freed a slot since, and its answer is remembered', async () => {
+    const { store, cache } = setup({ maxStalenessMs: 250 });
+    await fillQueue(cache); // seen at T0: full, reservations at T0+1000 and T0+2100
+    store.memory.scheduleSync('q', T0 + 1000, caller(1), QUEUE); // another instance: caller 1 claims its slot
+    // This instance's clock steps back 4 s: the state seen at T0 would say "full" until the clock passed T0 again.
+    expect((await cache.schedule('q', T0 - 4000, caller(9), QUEUE)).outcome).toEqual({ status: 'reserved', slotAtMs: T0 + 3200, retryAfterMs: 7200 });
+    expect((await cache.schedule('q', T0 - 3990, caller(10), QUEUE)).outcome).toMatchObject({ status: 'rejected', reason: 'reservations_full' });
+    expect(cache.stats).toEqual({ answeredLocally: 1, forwarded: 4 });
   });
 
   test('keys are cached apart: a full queue on one says nothing about another', async () => {
@@ -203,6 +214,21 @@ describe('CachedUpstreamQuota: replies out of order', () => {
     // The view kept is the later one, which holds caller 2's reservation.
     expect((await cache.schedule('q', T0 + 30, caller(2), QUEUE)).outcome).toEqual({ status: 'reserved', slotAtMs: T0 + 1010, retryAfterMs: 980 });
     expect(cache.stats).toEqual({ answeredLocally: 1, forwarded: 3 });
+  });
+
+  test.each<[string, number, 'kept' | 'replaced']>([
+    ['kept while it is at most the staleness ahead', 250, 'kept'],
+    ['replaced once it is further ahead than the staleness (a clock that stepped back)', 251, 'replaced'],
+  ])('the later view, when an earlier reply arrives after it, is %s', async (_name, gapMs, fate) => {
+    const { store, cache } = setup({ maxStalenessMs: 250 });
+    const calls = await twoInFlight(store, cache, [T0 + 10, T0 + 10 + gapMs]);
+    await store.deliver(1);
+    await store.deliver(0);
+    await Promise.all(calls);
+    store.holding = false;
+    // Only the later view holds caller 2's reservation, and only it is fresh at its own clock.
+    await cache.schedule('q', T0 + 10 + gapMs, caller(2), QUEUE);
+    expect(cache.stats.answeredLocally).toBe(fate === 'kept' ? 1 : 0);
   });
 
   test('a reply to the same clock as the cached view replaces it', async () => {
