@@ -231,6 +231,18 @@ describe('CachedUpstreamQuota: replies out of order', () => {
     expect(cache.stats.answeredLocally).toBe(fate === 'kept' ? 1 : 0);
   });
 
+  test('with two calls in flight, a newcomer wakes on the reply of the first one made', async () => {
+    const { store, cache } = setup();
+    const calls = await twoInFlight(store, cache, [T0 + 10, T0 + 20]);
+    const newcomer = cache.schedule('q', T0 + 30, caller(3), QUEUE); // no state yet: it waits
+    await settled();
+    expect(store.held).toHaveLength(2);
+    await store.deliver(0); // the first call's reply: the newcomer wakes, would take a slot, and asks the store
+    expect(store.held.map((h) => h.nowMs)).toEqual([T0 + 20, T0 + 30]);
+    while (store.held.length > 0) await store.deliver();
+    await Promise.all([...calls, newcomer]);
+  });
+
   test('a reply to the same clock as the cached view replaces it', async () => {
     const { store, cache } = setup();
     const calls = await twoInFlight(store, cache, [T0 + 10, T0 + 10]);
@@ -269,6 +281,20 @@ describe('CachedUpstreamQuota: one store call per key in flight', () => {
     expect((await waiter).outcome).toEqual({ status: 'rejected', reason: 'reservations_full', retryAfterMs: T0 + 1101 - (T0 + 551) });
     await refresh;
     expect(cache.stats).toEqual({ answeredLocally: 1, forwarded: 4 });
+  });
+
+  test('a call the cache can answer does not wait for a store call in flight', async () => {
+    const { store, cache } = setup();
+    await fillQueue(cache);
+    store.holding = true;
+    const claim = cache.schedule('q', T0 + 1000, caller(1), QUEUE); // a write: to the store, and held there
+    let answered = false;
+    const rejection = cache.schedule('q', T0 + 1000, caller(9), QUEUE).then((a) => ((answered = true), a));
+    await settled();
+    expect({ answered, held: store.held.length }).toEqual({ answered: true, held: 1 });
+    await store.deliver();
+    expect((await claim).outcome).toEqual({ status: 'run', claimed: true });
+    expect((await rejection).outcome).toMatchObject({ status: 'rejected', reason: 'reservations_full' });
   });
 
   test('parallel callers who would each take a slot go to the store one after another, each deciding on the previous reply', async () => {
