@@ -197,4 +197,29 @@ export const UPSTREAM_VECTORS: readonly UpstreamVector[] = [
       ],
     },
   },
+  {
+    name: 'a reservation from the day before that expires gives nothing back to today\'s count',
+    // B's slot was 10 ms before midnight (cursor then NEXT + 990 + T), D's the first after it: today's one.
+    // D claims at its slot; B expired at NEXT + 991, but its unit was yesterday's.
+    state: {
+      cursorMs: NEXT_DAY_MS + 10_879,
+      cursorRem: 60_000,
+      day: DAY + 1,
+      count: 1,
+      reservations: [
+        { holder: B, slotAtMs: NEXT_DAY_MS - 10 },
+        { holder: D, slotAtMs: NEXT_DAY_MS + 5435 },
+      ],
+    },
+    nowMs: NEXT_DAY_MS + 5435, holder: D, policy: P,
+    outcome: { status: 'run', claimed: true },
+    next: { cursorMs: NEXT_DAY_MS + 10_879, cursorRem: 60_000, day: DAY + 1, count: 1, reservations: [] },
+  },
+  {
+    name: 'a hand-edited count of 0 is not taken below 0 by an expired reservation',
+    state: { cursorMs: E + 9889, cursorRem: 60_000, day: DAY, count: 0, reservations: [{ holder: B, slotAtMs: E + 4445 }] },
+    nowMs: E + 20_000, holder: A, policy: P,
+    outcome: { status: 'run', claimed: false },
+    next: { cursorMs: E + 24_444, cursorRem: 60_000, day: DAY, count: 1, reservations: [] },
+  },
 ];

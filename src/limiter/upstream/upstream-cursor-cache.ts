@@ -108,9 +108,8 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
         () => undefined,
       );
       this.refreshing.set(key, done);
-      void done.then(() => {
-        if (this.refreshing.get(key) === done) this.refreshing.delete(key);
-      });
+      // No other call sets the key while `done` is there (the `has` above), so the entry is still `done`.
+      void done.then(() => this.refreshing.delete(key));
     }
     const result = await call;
     this.remember(key, result.state, nowMs);
@@ -125,9 +124,10 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
     return next === null ? { outcome, state: cached.state } : undefined;
   }
 
+  /** Seen within maxStalenessMs of nowMs, either way: a clock stepped back does not keep an old state fresh. */
   private fresh(key: string, nowMs: number): Seen | undefined {
     const cached = this.seen.get(key);
-    return cached !== undefined && nowMs - cached.seenAtMs <= this.maxStalenessMs ? cached : undefined;
+    return cached !== undefined && Math.abs(nowMs - cached.seenAtMs) <= this.maxStalenessMs ? cached : undefined;
   }
 
   close(): Promise<void> {
@@ -138,14 +138,15 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
   private remember(key: string, state: UpstreamState | null, nowMs: number): void {
     if (this.maxStalenessMs === 0) return;
     const previous = this.seen.get(key);
-    // Replies can arrive out of order; keep the newer view (the cursor only moves forward).
-    if (previous !== undefined && previous.seenAtMs > nowMs) return;
+    // Replies can arrive out of order; keep the newer view (the cursor only moves forward), unless it is
+    // more than the staleness ahead of this call's clock: the clock stepped back, and the view would
+    // otherwise stay until the clock caught up, every later reply thrown away.
+    if (previous !== undefined && previous.seenAtMs > nowMs && previous.seenAtMs - nowMs <= this.maxStalenessMs) return;
     this.seen.delete(key);
     this.seen.set(key, { state, seenAtMs: nowMs });
-    while (this.seen.size > this.maxKeys) {
-      const oldest = this.seen.keys().next();
-      if (oldest.done) break;
-      this.seen.delete(oldest.value);
+    for (const oldest of this.seen.keys()) {
+      if (this.seen.size <= this.maxKeys) break;
+      this.seen.delete(oldest);
     }
   }
 }

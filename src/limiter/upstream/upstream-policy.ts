@@ -68,7 +68,8 @@ export function resolveUpstreamPolicy(options: UpstreamPolicyOptions): UpstreamP
   const windowMs = wholeNumber('windowMs', options.windowMs, 1, DAY_MS);
   const headroom = options.headroom ?? DEFAULT_UPSTREAM_HEADROOM;
   const headroomBp = Math.round(headroom * BASIS_POINTS);
-  if (!(headroom > 0 && headroom <= 1) || Math.abs(headroomBp - headroom * BASIS_POINTS) > 1e-6 || headroomBp < 1) {
+  // In basis points, (0, 1] is [1, 10 000]: that also refuses a positive headroom too small for one point. NaN fails every test.
+  if (!(headroomBp >= 1 && headroomBp <= BASIS_POINTS && Math.abs(headroomBp - headroom * BASIS_POINTS) <= 1e-6)) {
     throw new RangeError(`upstream quota: headroom must be a fraction in (0, 1] with at most 4 decimals, e.g. 0.9, got ${headroom}`);
   }
   const policy: UpstreamPolicy = {

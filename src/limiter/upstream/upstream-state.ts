@@ -48,7 +48,7 @@ function safe(digits: string): number | null {
 export function parseUpstreamState(value: string | null): UpstreamState | null {
   if (value === null) return null;
   const parts = value.split(',');
-  const head = HEAD.exec(parts[0] ?? '');
+  const head = HEAD.exec(parts[0] as string); // split always gives at least one part
   if (head === null) return null;
   const numbers = head.slice(1).map(safe);
   if (numbers.some((n) => n === null)) return null;
@@ -56,8 +56,9 @@ export function parseUpstreamState(value: string | null): UpstreamState | null {
   const reservations: UpstreamReservation[] = [];
   for (const part of parts.slice(1)) {
     const entry = ENTRY.exec(part);
-    const slotAtMs = entry === null ? null : safe(entry[2] as string);
-    if (entry === null || slotAtMs === null) return null;
+    if (entry === null) return null;
+    const slotAtMs = safe(entry[2] as string);
+    if (slotAtMs === null) return null;
     reservations.push({ holder: entry[1] as string, slotAtMs });
   }
   return { cursorMs, cursorRem, day, count, reservations };

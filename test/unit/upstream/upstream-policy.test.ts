@@ -1,4 +1,10 @@
-import { resolveUpstreamPolicy, type UpstreamPolicyOptions } from '../../../src/limiter/upstream/upstream-policy';
+import {
+  assertValidUpstreamPolicy,
+  intervalOf,
+  resolveUpstreamPolicy,
+  type UpstreamPolicy,
+  type UpstreamPolicyOptions,
+} from '../../../src/limiter/upstream/upstream-policy';
 import { holderIdOf } from '../../../src/limiter/upstream/upstream-holder';
 import { formatUpstreamState, parseUpstreamState } from '../../../src/limiter/upstream/upstream-state';
 import fc from 'fast-check';
@@ -27,6 +33,68 @@ describe('resolveUpstreamPolicy', () => {
   });
 });
 
+/**
+ * Each whole-number field at its bounds: [field, lowest, highest]. Written out,
+ * not imported, so a changed bound fails here.
+ */
+const OPTION_BOUNDS: readonly [keyof UpstreamPolicyOptions & keyof UpstreamPolicy, number, number][] = [
+  ['limit', 1, 1_000_000],
+  ['windowMs', 1, 86_400_000],
+  ['maxWaitMs', 0, 604_800_000],
+  ['dailyBudget', 1, Number.MAX_SAFE_INTEGER],
+  ['graceMs', 0, 86_400_000],
+  ['maxReservations', 1, 1000],
+];
+const rangeOf = (low: number, high: number) => `[${low}, ${high}]`;
+
+describe('resolveUpstreamPolicy: bounds', () => {
+  const base: UpstreamPolicyOptions = { limit: 15, windowMs: 60_000 };
+  test.each(OPTION_BOUNDS.flatMap(([field, low, high]) => [[field, low], [field, high]] as const))('accepts %s = %d and keeps it', (field, value) => {
+    expect(resolveUpstreamPolicy({ ...base, [field]: value })[field]).toBe(value);
+  });
+  test.each(
+    OPTION_BOUNDS.flatMap(([field, low, high]) =>
+      [low - 1, high + 1, low + 0.5, Number.NaN].map((value) => [field, value, `upstream quota: ${field} must be an integer in ${rangeOf(low, high)}, got ${value}`] as const),
+    ),
+  )('refuses %s = %d with the exact range', (field, value, message) => {
+    expect(() => resolveUpstreamPolicy({ ...base, [field]: value })).toThrow(new RangeError(message));
+  });
+  test.each([
+    [1, 10_000],
+    [0.0001, 1],
+    [0.5, 5000],
+  ])('accepts a headroom of %d as %d basis points', (headroom, headroomBp) => {
+    expect(resolveUpstreamPolicy({ ...base, headroom }).headroomBp).toBe(headroomBp);
+  });
+  test.each([1.0001, 1.00001, Number.POSITIVE_INFINITY, 0, -0.5, 0.00001, 1e-11, 0.12345, Number.NaN])('refuses a headroom of %d with the exact remedy', (headroom) => {
+    expect(() => resolveUpstreamPolicy({ ...base, headroom })).toThrow(
+      new RangeError(`upstream quota: headroom must be a fraction in (0, 1] with at most 4 decimals, e.g. 0.9, got ${headroom}`),
+    );
+  });
+});
+
+describe('assertValidUpstreamPolicy', () => {
+  const valid: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100 };
+  const POLICY_BOUNDS: readonly [keyof UpstreamPolicy, number, number][] = [
+    ...OPTION_BOUNDS.filter(([field]) => field !== 'dailyBudget'),
+    ['headroomBp', 1, 10_000],
+    ['dailyBudget', 0, Number.MAX_SAFE_INTEGER],
+  ];
+  test.each(POLICY_BOUNDS.flatMap(([field, low, high]) => [[field, low], [field, high]] as const))('accepts %s = %d', (field, value) => {
+    expect(() => assertValidUpstreamPolicy({ ...valid, [field]: value })).not.toThrow();
+  });
+  test.each(
+    POLICY_BOUNDS.flatMap(([field, low, high]) =>
+      [low - 1, high + 1, low + 0.5].map((value) => [field, value, `upstream quota: ${field} must be an integer in ${rangeOf(low, high)}, got ${value}`] as const),
+    ),
+  )('refuses %s = %d with the exact range', (field, value, message) => {
+    expect(() => assertValidUpstreamPolicy({ ...valid, [field]: value })).toThrow(new RangeError(message));
+  });
+  test('intervalOf is T as the fraction windowMs × 10 000 / (limit × headroomBp)', () => {
+    expect(intervalOf(valid)).toEqual({ numerator: 600_000_000, denominator: 135_000 });
+  });
+});
+
 describe('holderIdOf', () => {
   test('16 base64url characters, the same for the same token and tool', () => {
     const id = holderIdOf({ tokenId: 'tok_3kq9x2m1c0vd7z4a', tool: 'search' });
@@ -51,7 +119,10 @@ describe('the compact state', () => {
   test('reads back exactly what it wrote', () => {
     fc.assert(fc.property(stateArb, (state) => expect(parseUpstreamState(formatUpstreamState(state))).toEqual(state)));
   });
-  test.each(['', 'junk', '1:2:3', '1:2:3:4,', '1:2:3:4,,x:1', '1:2:3:4,x', '1:2:3:4,x:-1', '-1:2:3:4', '99999999999999999:0:0:0', '1:2:3:4,a.b:1', '1:2:3:9007199254740993'])(
+  test('no value is no state', () => {
+    expect(parseUpstreamState(null)).toBeNull();
+  });
+  test.each(['', 'junk', '1:2:3:4,x:9999999999999999', '1:2:3', '1:2:3:4,', '1:2:3:4,,x:1', '1:2:3:4,x', '1:2:3:4,x:-1', '-1:2:3:4', '99999999999999999:0:0:0', '1:2:3:4,a.b:1', '1:2:3:9007199254740993'])(
     '%j is junk: no state',
     (value) => {
       expect(parseUpstreamState(value)).toBeNull();

@@ -12,6 +12,22 @@ describe('scheduleUpstream: table', () => {
   });
 });
 
+describe('upstreamStateExpiresAtMs: table', () => {
+  const P: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100 };
+  const E = 1_700_000_000_123; // day 19 675, which ends at 1 700 006 400 000
+  const idle = { cursorMs: E, cursorRem: 0, day: 19_675, count: 1, reservations: [] };
+  test.each<[string, UpstreamState, UpstreamPolicy, number]>([
+    ['the cursor, rounded up to a whole ms', { ...idle, cursorRem: 1 }, P, E + 1],
+    ['the cursor itself when it is a whole ms', idle, P, E],
+    ['one ms past the last reservation\'s grace', { ...idle, reservations: [{ holder: 'A', slotAtMs: E + 4445 }, { holder: 'B', slotAtMs: E + 9890 }] }, P, E + 10_891],
+    ['the end of the counted day, with a daily budget and a count', idle, { ...P, dailyBudget: 5 }, 1_700_006_400_000],
+    ['not the end of the day without a daily budget', idle, P, E],
+    ['not the end of the day when nothing is counted', { ...idle, count: 0 }, { ...P, dailyBudget: 5 }, E],
+  ])('%s', (_name, state, policy, expiresAtMs) => {
+    expect(upstreamStateExpiresAtMs(state, policy)).toBe(expiresAtMs);
+  });
+});
+
 // ---------------------------------------------------------------- properties
 
 const HOLDERS = ['h0h0h0h0h0h0h0h0', 'h1h1h1h1h1h1h1h1', 'h2h2h2h2h2h2h2h2', 'h3h3h3h3h3h3h3h3', 'h4h4h4h4h4h4h4h4', 'h5h5h5h5h5h5h5h5'];
