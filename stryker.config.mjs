@@ -39,6 +39,7 @@ export default {
     'src/limiter/key.ts',
     'src/limiter/policy.ts',
     'src/limiter/stores/memory-store.ts',
+    'src/limiter/stores/upstream-guarded-store.ts',
     'src/http/rate-limit-headers.ts',
     'src/http/rate-limit-middleware.ts',
     'src/http/client-address.ts',

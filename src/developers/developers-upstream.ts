@@ -64,7 +64,8 @@ that time, and within ${anyQuota.graceMs} ms of it: it runs without queueing aga
 coming back much later loses the slot, and you queue again. The text says the same for a model.</li>
 <li><code>structuredContent: { "status": "rejected", "reason": …, "retryAfterMs": …, "quota": … }</code>: no slot within
 the quota's longest wait${q === undefined ? '' : html` (${Math.round(q.maxWaitMs / 1000)} s for the shared one)`} is free (<code>max_wait</code>), too many callers are waiting
-(<code>reservations_full</code>), or today's budget is spent (<code>daily_budget</code>). Wait <code>retryAfterMs</code>, then call again.</li>
+(<code>reservations_full</code>), today's budget is spent (<code>daily_budget</code>), or the quota's database is
+unreachable and this service is set to refuse rather than guess (<code>unavailable</code>). Wait <code>retryAfterMs</code>, then call again.</li>
 </ul>
 <p>A reservation is not a refusal of your token: your own limit (above) is counted once per request either way.</p>
 ${relayed}

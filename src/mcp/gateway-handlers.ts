@@ -4,6 +4,7 @@ import type { Config } from '../config/config';
 import type { ForwardedCall, Gateway } from '../gateway/gateway';
 import { UpstreamError } from '../gateway/upstream-error';
 import { SHARED_QUOTA_NAME } from '../gateway/upstream-quota-gate';
+import type { UpstreamRejection } from '../limiter/upstream/upstream-schedule';
 import type { Logger } from '../shared/logger';
 import { toolContextOf } from './call-context';
 import { callRelayOf } from './call-relay';
@@ -85,6 +86,13 @@ async function upstream<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+const REJECTION_WORDS: Readonly<Record<UpstreamRejection, string>> = {
+  daily_budget: "today's upstream budget is spent",
+  max_wait: 'every slot within the longest wait is taken',
+  reservations_full: 'too many callers are already waiting',
+  unavailable: 'the quota cannot be checked while its database is unreachable',
+};
+
 function answerOf(call: ForwardedCall, tool: Tool, context: ToolContext): CallToolResult {
   if (call.status === 'called') return call.result;
   if (call.status === 'cancelled') {
@@ -105,7 +113,7 @@ function answerOf(call: ForwardedCall, tool: Tool, context: ToolContext): CallTo
       structuredContent: { status: 'reserved', retryAfterMs: call.retryAfterMs, slotAtMs: call.slotAtMs, quota: call.quota },
     };
   }
-  const why = call.reason === 'daily_budget' ? "today's upstream budget is spent" : call.reason === 'max_wait' ? 'every slot within the longest wait is taken' : 'too many callers are already waiting';
+  const why = REJECTION_WORDS[call.reason];
   const whose = call.quota === SHARED_QUOTA_NAME ? `The upstream behind ${tool.name}` : `The ${tool.name} tool's own upstream quota`;
   return {
     isError: true,

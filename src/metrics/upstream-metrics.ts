@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { GatewayEvents } from '../gateway/gateway';
 import type { GateAnswer, UpstreamQuota, UpstreamQuotaEvents } from '../gateway/upstream-quota-gate';
+import type { BackendFailureCause } from '../limiter/backend-guard';
 import type { UpstreamState } from '../limiter/upstream/upstream-state';
 
 /**
@@ -16,6 +17,7 @@ export class UpstreamMetrics implements GatewayEvents, UpstreamQuotaEvents {
   private readonly heldSeconds: Counter;
   private readonly dayUsed: Gauge<'quota'>;
   private readonly dayShare: Gauge<'quota'>;
+  private readonly unshared: Counter<'cause'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -28,6 +30,7 @@ export class UpstreamMetrics implements GatewayEvents, UpstreamQuotaEvents {
     });
     this.heldSeconds = new Counter({ name: 'firelimit_upstream_held_seconds_total', help: 'Time calls spent held for their slot inside the request (billed instance time on Cloud Run).', registers });
     this.dayUsed = new Gauge({ name: 'firelimit_upstream_quota_day_used', help: 'Upstream slots handed out this UTC day per quota, as this instance last saw the shared state.', labelNames: ['quota'], registers });
+    this.unshared = new Counter({ name: 'firelimit_upstream_quota_unshared_total', help: 'Upstream quota decisions made without the shared backend (timeout, error, outage): scheduled on this instance alone (fail-open) or refused as unavailable (fail-closed).', labelNames: ['cause'], registers });
     this.dayShare = new Gauge({ name: 'firelimit_upstream_quota_day_share', help: "Share of a quota's daily budget handed out this UTC day (0 when it has none).", labelNames: ['quota'], registers });
   }
 
@@ -39,6 +42,10 @@ export class UpstreamMetrics implements GatewayEvents, UpstreamQuotaEvents {
     const label = answer.status === 'run' ? (answer.heldMs > 0 ? 'held' : 'run') : answer.status;
     this.quota.inc({ answer: label, quota: answer.status === 'reserved' || answer.status === 'rejected' ? answer.quota : 'all' });
     if ((answer.status === 'run' || answer.status === 'cancelled') && answer.heldMs > 0) this.heldSeconds.inc(answer.heldMs / 1000);
+  };
+
+  readonly onUnshared = (cause: BackendFailureCause): void => {
+    this.unshared.inc({ cause });
   };
 
   readonly onState = (quota: UpstreamQuota, state: UpstreamState | null): void => {

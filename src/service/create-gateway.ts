@@ -5,6 +5,9 @@ import { UpstreamClient } from '../gateway/upstream-client';
 import { UpstreamQuotaGate } from '../gateway/upstream-quota-gate';
 import { resolveUpstreamPolicy, type UpstreamPolicy } from '../limiter/upstream/upstream-policy';
 import type { LimitStore } from '../limiter/limit-store';
+import { OutageGuard } from '../limiter/outage-guard';
+import type { FailurePolicy } from '../limiter/rate-limiter';
+import { GuardedUpstreamQuota } from '../limiter/stores/upstream-guarded-store';
 import type { UpstreamMetrics } from '../metrics/upstream-metrics';
 import type { Logger } from '../shared/logger';
 import { createUpstreamQuotaStore } from './create-upstream-quota-store';
@@ -21,6 +24,8 @@ export interface CreateGatewayOptions {
   /** The store the quota's backend comes from (memory, RTDB, Redis); required when the config has a quota. */
   readonly limitStore: () => Promise<LimitStore>;
   readonly firebaseApp: App | undefined;
+  /** RATE_LIMIT_TIMEOUT_MS, RATE_LIMIT_PROBE_INTERVAL_MS and RATE_LIMIT_FAILURE_POLICY: the quota's backend is the limiter's. */
+  readonly outage: { readonly timeoutMs: number; readonly probeIntervalMs: number; readonly failurePolicy: FailurePolicy };
   /** Tests: what goes upstream over the wire. */
   readonly fetch?: typeof fetch;
   /** Tests: a hold that advances an injected clock. */
@@ -44,7 +49,17 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
   if (config.quota !== undefined || config.toolQuotas.size > 0) {
     const limitStore = await options.limitStore();
     closers.push(() => limitStore.close());
-    const store = await createUpstreamQuotaStore(limitStore, options.firebaseApp);
+    const shared = await createUpstreamQuotaStore(limitStore, options.firebaseApp);
+    // Memory cannot be down; a shared backend gets the limiter's deadline and outage handling (ADR 0040).
+    const store =
+      shared.backend === 'memory'
+        ? shared
+        : new GuardedUpstreamQuota({
+            store: shared,
+            guard: new OutageGuard({ backend: shared.backend, limiter: 'upstream-quota', timeoutMs: options.outage.timeoutMs, probeIntervalMs: options.outage.probeIntervalMs, logger: options.logger }),
+            failurePolicy: options.outage.failurePolicy,
+            onUnshared: options.metrics.onUnshared,
+          });
     quota = new UpstreamQuotaGate({
       store,
       ...(config.quota === undefined ? {} : { shared: policyOf(config.quota) }),

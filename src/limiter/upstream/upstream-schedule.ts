@@ -28,7 +28,8 @@ import type { UpstreamReservation, UpstreamState } from './upstream-state';
  * - integers only, so the Lua twin (stores/lua/upstream-schedule.ts) agrees
  *   bit for bit.
  */
-export type UpstreamRejection = 'daily_budget' | 'max_wait' | 'reservations_full';
+/** `unavailable` is never scheduleUpstream's: a fail-closed store answers it while its backend is down (upstream-guarded-store.ts). */
+export type UpstreamRejection = 'daily_budget' | 'max_wait' | 'reservations_full' | 'unavailable';
 
 export type UpstreamOutcome =
   | { readonly status: 'run'; readonly claimed: boolean }

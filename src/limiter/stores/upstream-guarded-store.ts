@@ -1,0 +1,53 @@
+import { MIN_OUTAGE_RETRY_AFTER_MS } from '../outage-guard';
+import type { BackendGuard, BackendFailureCause } from '../backend-guard';
+import type { FailurePolicy } from '../rate-limiter';
+import type { UpstreamCaller } from '../upstream/upstream-holder';
+import type { UpstreamPolicy } from '../upstream/upstream-policy';
+import type { UpstreamQuotaStore, UpstreamScheduled } from '../upstream/upstream-quota-store';
+import { MemoryUpstreamQuotaStore } from './upstream-memory-store';
+
+export interface GuardedUpstreamQuotaOptions {
+  readonly store: UpstreamQuotaStore;
+  /** The deadline and outage handling of the limiter's own backend calls (OutageGuard). */
+  readonly guard: BackendGuard;
+  /** RATE_LIMIT_FAILURE_POLICY, as for the limiter. */
+  readonly failurePolicy: FailurePolicy;
+  /** A decision made without the shared store: locally (fail-open) or refused (fail-closed). */
+  readonly onUnshared?: (cause: BackendFailureCause) => void;
+}
+
+/**
+ * The shared upstream quota when its backend is slow or down
+ * (docs/adr/0040-upstream-quota-outage.md): every call to the store is bounded
+ * by the limiter's deadline and outage guard, so a frozen database never
+ * holds a forwarded call. Past it, as the limiter does for its counters:
+ * - fail-open: the call is scheduled on this instance's own cursor, at the
+ *   full rate, so N instances may together send up to N times the rate for
+ *   as long as the outage lasts;
+ * - fail-closed: the call is rejected (`unavailable`) with a retryAfterMs
+ *   no sooner than the next probe.
+ * When the store answers again, its cursor is the one of record; what was
+ * scheduled locally meanwhile is not written back.
+ */
+export class GuardedUpstreamQuota implements UpstreamQuotaStore {
+  readonly backend: UpstreamQuotaStore['backend'];
+  private readonly local = new MemoryUpstreamQuotaStore();
+
+  constructor(private readonly options: GuardedUpstreamQuotaOptions) {
+    this.backend = options.store.backend;
+  }
+
+  async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy): Promise<UpstreamScheduled> {
+    const result = await this.options.guard.run(() => this.options.store.schedule(key, nowMs, caller, policy));
+    if (result.ok) return result.value;
+    this.options.onUnshared?.(result.cause);
+    if (this.options.failurePolicy === 'fail-closed') {
+      return { outcome: { status: 'rejected', reason: 'unavailable', retryAfterMs: Math.max(MIN_OUTAGE_RETRY_AFTER_MS, result.retryAfterMs ?? 0) }, state: null };
+    }
+    return this.local.schedule(key, nowMs, caller, policy);
+  }
+
+  close(): Promise<void> {
+    return this.options.store.close();
+  }
+}
