@@ -20,8 +20,10 @@ function sharedStore(): UpstreamQuotaStore & { calls: number } {
 describe('GuardedUpstreamQuota: the shared quota when its backend is down', () => {
   it('answers what the shared store answers while the guard lets the call through', async () => {
     const store = sharedStore();
-    const guarded = new GuardedUpstreamQuota({ store, guard: passes, failurePolicy: 'fail-open' });
+    const unshared = jest.fn();
+    const guarded = new GuardedUpstreamQuota({ store, guard: passes, failurePolicy: 'fail-open', onUnshared: unshared });
     expect((await guarded.schedule('upstream', T0, caller, policy)).outcome).toEqual({ status: 'run', claimed: false });
+    expect(unshared).not.toHaveBeenCalled();
     expect((await guarded.schedule('upstream', T0, { tokenId: 'tok_b', tool: 'echo' }, policy)).outcome).toMatchObject({ status: 'reserved', slotAtMs: T0 + 60_000 });
     expect(store.calls).toBe(2);
     expect(guarded.backend).toBe('rtdb');
