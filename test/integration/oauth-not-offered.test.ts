@@ -123,7 +123,7 @@ describe('OAuth discovery paths', () => {
   });
 });
 
-describe('a real MCP client that tries OAuth (the SDK auth flow mcp-remote and the Inspector run)', () => {
+describe('a real MCP client that tries OAuth (the SDK 1.x auth flow mcp-remote runs)', () => {
   it('ends in our access_denied with the instructions, after probing the discovery paths and /register', async () => {
     const server: Server = service.app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', resolve));
