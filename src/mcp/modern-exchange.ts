@@ -7,6 +7,7 @@ import {
   type McpServer,
 } from '@modelcontextprotocol/server';
 import type { IncomingHttpHeaders } from 'node:http';
+import { callerLeft, PendingExchanges } from './pending-exchanges';
 import type { JsonRpcAnswer } from './shared-server-transport';
 
 /** The one 2026-era revision the SDK (2.4) serves. */
@@ -65,9 +66,8 @@ export function isPlainModernRequest(headers: IncomingHttpHeaders, body: unknown
  * back (`undefined`) to be served through the entry instead; it ran nothing.
  */
 class SharedModernTransport extends PerRequestHTTPServerTransport {
-  private nextId = 0;
-  /** Settles a request with its answer, or with undefined when the answer was a ladder rung's. */
-  private readonly pending = new Map<number, (answer: JsonRpcAnswer | undefined) => void>();
+  /** Settled with a request's answer, or with undefined when the answer was a ladder rung's. */
+  private readonly pending = new PendingExchanges<JsonRpcAnswer | undefined>();
   private dispatching = false;
 
   constructor() {
@@ -78,12 +78,10 @@ class SharedModernTransport extends PerRequestHTTPServerTransport {
 
   override async send(message: JSONRPCMessage): Promise<void> {
     if (!('id' in message) || 'method' in message) return;
-    const settle = this.pending.get(message.id as number);
-    if (settle === undefined) return;
-    this.pending.delete(message.id as number);
+    if (!this.pending.has(message.id as number)) return;
     const code = 'error' in message ? message.error.code : undefined;
     const ladder = code !== undefined && (this.dispatching || code === MISSING_REQUIRED_CLIENT_CAPABILITY);
-    settle(ladder ? undefined : (message as JsonRpcAnswer));
+    this.pending.settle(message.id as number, ladder ? undefined : (message as JsonRpcAnswer));
   }
 
   override async close(): Promise<void> {
@@ -92,34 +90,23 @@ class SharedModernTransport extends PerRequestHTTPServerTransport {
   }
 
   /** The answer, or undefined when the SDK's ladder refused the request (serve it through the entry) or the caller left. */
-  request(message: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal): Promise<JsonRpcAnswer | undefined> {
+  async request(message: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal): Promise<JsonRpcAnswer | undefined> {
     const onmessage = this.onmessage;
-    if (onmessage === undefined) return Promise.reject(new Error('SharedModernTransport: no server connected'));
-    const id = ++this.nextId;
-    return new Promise((resolve) => {
-      if (signal.aborted) {
-        resolve(undefined);
-        return;
-      }
-      const abandon = (): void => {
-        this.pending.delete(id);
-        resolve(undefined);
-        // The handler is told as the SDK tells it of a cancel, through its request signal: a held gateway call is then not forwarded.
-        this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the caller disconnected' } }, { authInfo });
-      };
-      signal.addEventListener('abort', abandon, { once: true });
-      this.pending.set(id, (answer) => {
-        signal.removeEventListener('abort', abandon);
-        resolve(answer === undefined ? undefined : { ...answer, id: message.id });
-      });
-      // The protocol layer answers its gates synchronously, inside this call; handlers always run later.
-      this.dispatching = true;
-      try {
-        onmessage({ ...message, id }, { authInfo });
-      } finally {
-        this.dispatching = false;
-      }
-    });
+    if (onmessage === undefined) throw new Error('SharedModernTransport: no server connected');
+    const answer = await this.pending.start(
+      signal,
+      (id) => {
+        // The protocol layer answers its gates synchronously, inside this call; handlers always run later.
+        this.dispatching = true;
+        try {
+          onmessage({ ...message, id }, { authInfo });
+        } finally {
+          this.dispatching = false;
+        }
+      },
+      (id) => this.onmessage?.(callerLeft(id), { authInfo }),
+    );
+    return answer === undefined ? undefined : { ...answer, id: message.id };
   }
 }
 

@@ -8,6 +8,7 @@ import type {
   Transport,
   TransportSendOptions,
 } from '@modelcontextprotocol/server';
+import { callerLeft, PendingExchanges } from './pending-exchanges';
 
 export type JsonRpcAnswer = JSONRPCResultResponse | JSONRPCErrorResponse;
 
@@ -33,8 +34,7 @@ export class SharedServerTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: { authInfo?: AuthInfo }) => void;
 
-  private nextId = 0;
-  private readonly pending = new Map<number, (answer: JsonRpcAnswer) => void>();
+  private readonly pending = new PendingExchanges<JsonRpcAnswer>();
   private readonly related = new Map<number, RelatedSink>();
 
   async start(): Promise<void> {}
@@ -46,11 +46,7 @@ export class SharedServerTransport implements Transport {
       return;
     }
     if ('method' in message) return;
-    const settle = this.pending.get(message.id as number);
-    if (settle === undefined) return;
-    this.pending.delete(message.id as number);
-    this.related.delete(message.id as number);
-    settle(message as JsonRpcAnswer);
+    if (this.pending.settle(message.id as number, message as JsonRpcAnswer)) this.related.delete(message.id as number);
   }
 
   async close(): Promise<void> {
@@ -64,30 +60,21 @@ export class SharedServerTransport implements Transport {
    * nothing waits for an answer no one reads. `related` hears the
    * notifications the handler sends about this request before its answer.
    */
-  request(message: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal, related?: RelatedSink): Promise<JsonRpcAnswer | undefined> {
+  async request(message: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal, related?: RelatedSink): Promise<JsonRpcAnswer | undefined> {
     const onmessage = this.onmessage;
-    if (onmessage === undefined) return Promise.reject(new Error('SharedServerTransport: no server connected'));
-    const id = ++this.nextId;
-    return new Promise((resolve) => {
-      if (signal.aborted) {
-        resolve(undefined);
-        return;
-      }
-      const abandon = (): void => {
-        this.pending.delete(id);
+    if (onmessage === undefined) throw new Error('SharedServerTransport: no server connected');
+    const answer = await this.pending.start(
+      signal,
+      (id) => {
+        if (related !== undefined) this.related.set(id, related);
+        onmessage({ ...message, id }, { authInfo });
+      },
+      (id) => {
         this.related.delete(id);
-        resolve(undefined);
-        // The handler is told as the SDK tells it of a cancel, through its request signal: a held gateway call is then not forwarded.
-        this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the caller disconnected' } }, { authInfo });
-      };
-      signal.addEventListener('abort', abandon, { once: true });
-      this.pending.set(id, (answer) => {
-        signal.removeEventListener('abort', abandon);
-        resolve({ ...answer, id: message.id });
-      });
-      if (related !== undefined) this.related.set(id, related);
-      onmessage({ ...message, id }, { authInfo });
-    });
+        this.onmessage?.(callerLeft(id), { authInfo });
+      },
+    );
+    return answer === undefined ? undefined : { ...answer, id: message.id };
   }
 
   /** Requests handed to the server and not answered yet. */
