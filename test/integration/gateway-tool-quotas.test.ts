@@ -95,9 +95,11 @@ describe("a tool's own upstream quota (LIMITS_FILE upstream.tools)", () => {
 
 describe('a held call whose caller disconnects', () => {
   it.each([
-    ['2025-11-25', {}],
-    ['2026-07-28', { 'MCP-Method': 'tools/call', 'MCP-Name': 'echo' }],
-  ])('in %s, is not forwarded upstream when its slot comes', async (revision, extraHeaders) => {
+    ['2025-11-25', {}, false],
+    ['2026-07-28', { 'MCP-Method': 'tools/call', 'MCP-Name': 'echo' }, false],
+    ['2025-11-25', {}, true],
+    ['2026-07-28', { 'MCP-Method': 'tools/call', 'MCP-Name': 'echo' }, true],
+  ])('in %s (headers %j; progress token: %s), is not forwarded upstream when its slot comes', async (revision, extraHeaders, withProgress) => {
     // Real time: the hold is the service's own abortable sleep, which the disconnect must end.
     const upstream = await startUpstreamStub();
     const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: upstream.url, UPSTREAM_RATE: '1/min', UPSTREAM_HEADROOM: '1', UPSTREAM_HOLD_MS: '60000', UPSTREAM_GRACE_MS: '0' });
@@ -110,7 +112,18 @@ describe('a held call whose caller disconnects', () => {
           jsonrpc: '2.0',
           id,
           method: 'tools/call',
-          params: { name: 'echo', arguments: { text: `call ${id}` }, ...(revision === '2026-07-28' ? { _meta: { 'io.modelcontextprotocol/protocolVersion': revision, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } } : {}) },
+          params: {
+            name: 'echo',
+            arguments: { text: `call ${id}` },
+            ...(revision === '2026-07-28' || withProgress
+              ? {
+                  _meta: {
+                    ...(revision === '2026-07-28' ? { 'io.modelcontextprotocol/protocolVersion': revision, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } : {}),
+                    ...(withProgress ? { progressToken: `p${id}` } : {}),
+                  },
+                }
+              : {}),
+          },
         }),
       });
     try {
