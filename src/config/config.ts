@@ -12,6 +12,7 @@ import type { PoliciesConfig } from '../policies/resolve-charges';
 import { upstreamOf, type UpstreamConfig } from './upstream-config';
 
 export type { UpstreamConfig, UpstreamQuotaConfig } from './upstream-config';
+export { anyUpstreamQuota, upstreamIntervalMs } from './upstream-config';
 
 export const MINUTE_MS = 60_000;
 

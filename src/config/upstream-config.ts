@@ -31,6 +31,20 @@ export interface UpstreamQuotaConfig {
 
 const UPSTREAM_ONLY_KNOBS = ['UPSTREAM_MCP_AUTHORIZATION', 'UPSTREAM_MCP_AUTHORIZATION_FILE', 'UPSTREAM_RATE', 'UPSTREAM_DAILY_BUDGET'] as const;
 
+/** One call every this many ms at most: windowMs / (limit × headroom), rounded, as /developers and firelimit://limits show it. */
+export function upstreamIntervalMs(quota: UpstreamQuotaConfig): number {
+  return Math.round(quota.windowMs / (quota.limit * quota.headroom));
+}
+
+/**
+ * Some quota in front of forwarded calls, for what every quota shares
+ * (UPSTREAM_HOLD_MS, UPSTREAM_GRACE_MS): the shared one, else a tool's;
+ * undefined when calls are not held to any.
+ */
+export function anyUpstreamQuota(upstream: UpstreamConfig): UpstreamQuotaConfig | undefined {
+  return upstream.quota ?? upstream.toolQuotas.values().next().value;
+}
+
 /** The gateway's config, or undefined without UPSTREAM_MCP_URL; problems are pushed, not thrown. */
 export function upstreamOf(
   v: KnobValues,

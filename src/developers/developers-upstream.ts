@@ -1,4 +1,4 @@
-import type { UpstreamConfig, UpstreamQuotaConfig } from '../config/config';
+import { anyUpstreamQuota, upstreamIntervalMs, type UpstreamConfig } from '../config/config';
 import { html, type SafeHtml } from './html';
 
 const UNIT_WORDS: Readonly<Record<number, string>> = { 1000: 'second', 60_000: 'minute', 3_600_000: 'hour', 86_400_000: 'day' };
@@ -7,14 +7,10 @@ function rateWords(limit: number, windowMs: number): string {
   return `${limit} per ${UNIT_WORDS[windowMs] ?? `${windowMs / 1000} s`}`;
 }
 
-function intervalMsOf(q: UpstreamQuotaConfig): number {
-  return Math.round(q.windowMs / (q.limit * q.headroom));
-}
-
 function toolQuotaRows(upstream: UpstreamConfig): SafeHtml {
   const rows = [...upstream.toolQuotas].sort(([a], [b]) => a.localeCompare(b)).map(([tool, q]) => html`<tr><td><code>${tool}</code></td>
 <td data-figure="tool-quota-rate-${tool}">${rateWords(q.limit, q.windowMs)}</td><td>${Math.round(q.headroom * 100)}%</td>
-<td data-figure="tool-quota-interval-ms-${tool}">${intervalMsOf(q)}</td><td>${Math.round(q.maxWaitMs / 1000)} s</td><td>${q.dailyBudget ?? 'none'}</td></tr>`);
+<td data-figure="tool-quota-interval-ms-${tool}">${upstreamIntervalMs(q)}</td><td>${Math.round(q.maxWaitMs / 1000)} s</td><td>${q.dailyBudget ?? 'none'}</td></tr>`);
   return html`<div class="table-wrap"><table><caption class="lede">Tools with an upstream quota of their own (every token together)</caption>
 <thead><tr><th scope="col">Tool</th><th scope="col">Upstream allows</th><th scope="col">Used</th><th scope="col">At most one call every (ms)</th><th scope="col">Longest wait</th><th scope="col">Calls a day (UTC)</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`;
@@ -31,7 +27,7 @@ export function upstreamSection(upstream: UpstreamConfig | undefined): SafeHtml 
   if (upstream === undefined) return html``;
   const relayed = whileItRuns(upstream);
   const q = upstream.quota;
-  const anyQuota = q ?? [...upstream.toolQuotas.values()][0];
+  const anyQuota = anyUpstreamQuota(upstream);
   if (anyQuota === undefined) {
     return html`<section aria-labelledby="upstream">
 <h2 id="upstream">Tools served by the upstream server</h2>
@@ -48,7 +44,7 @@ server. The tools below reach services with quotas of their own, which every tok
       : html`<p>Besides <code>rate_limit_status</code> and <code>whoami</code>, the tools listed are served by an upstream MCP server
 that allows <strong data-figure="upstream-rate">${rateWords(q.limit, q.windowMs)}</strong> for the whole service, every
 token together. This service uses ${Math.round(q.headroom * 100)}% of it: one upstream call every
-<strong data-figure="upstream-interval-ms">${intervalMsOf(q)}</strong> ms at most, across every instance${q.dailyBudget === undefined ? '' : html`, and at most <strong data-figure="upstream-daily-budget">${q.dailyBudget}</strong> a day (UTC)`}.</p>
+<strong data-figure="upstream-interval-ms">${upstreamIntervalMs(q)}</strong> ms at most, across every instance${q.dailyBudget === undefined ? '' : html`, and at most <strong data-figure="upstream-daily-budget">${q.dailyBudget}</strong> a day (UTC)`}.</p>
 ${upstream.toolQuotas.size === 0 ? '' : html`<p>Some tools reach services with quotas of their own. A call to one of them needs a slot on its own quota and on the shared one:</p>`}`;
   return html`<section aria-labelledby="upstream">
 <h2 id="upstream">${q === undefined ? 'Upstream quotas' : 'The shared upstream quota'}</h2>

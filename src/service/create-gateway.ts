@@ -1,5 +1,5 @@
 import type { App } from 'firebase-admin/app';
-import type { UpstreamConfig, UpstreamQuotaConfig } from '../config/config';
+import { anyUpstreamQuota, type UpstreamConfig, type UpstreamQuotaConfig } from '../config/config';
 import { Gateway } from '../gateway/gateway';
 import { UpstreamClient } from '../gateway/upstream-client';
 import { UpstreamQuotaGate } from '../gateway/upstream-quota-gate';
@@ -65,7 +65,7 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
       ...(config.quota === undefined ? {} : { shared: policyOf(config.quota) }),
       tools: new Map([...config.toolQuotas].map(([tool, q]) => [tool, policyOf(q)])),
       // One hold for every quota: it is what a held request may cost, whichever quota made it wait.
-      holdMs: (config.quota ?? [...config.toolQuotas.values()][0] as UpstreamQuotaConfig).holdMs,
+      holdMs: (anyUpstreamQuota(config) as UpstreamQuotaConfig).holdMs,
       clock: options.clock,
       sleep: options.sleep,
       events: options.metrics,

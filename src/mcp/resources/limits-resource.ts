@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { callFacts } from '../../config/call-facts';
-import type { Config, UpstreamQuotaConfig } from '../../config/config';
+import { upstreamIntervalMs, type Config, type UpstreamQuotaConfig } from '../../config/config';
 import { describePolicy } from '../../limiter/describe-policy';
 
 export const LIMITS_RESOURCE_URI = 'firelimit://limits';
@@ -37,7 +37,7 @@ function upstreamQuotasOf(config: Config): Record<string, unknown> {
     limit: q.limit,
     windowSeconds: q.windowMs / 1000,
     headroom: q.headroom,
-    intervalMs: Math.round(q.windowMs / (q.limit * q.headroom)),
+    intervalMs: upstreamIntervalMs(q),
     maxWaitMs: q.maxWaitMs,
     ...(q.dailyBudget === undefined ? {} : { dailyBudget: q.dailyBudget }),
   });
