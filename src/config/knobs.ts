@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ALGORITHM_NAMES, type AlgorithmName } from '../limiter/algorithms/algorithm';
 import { FREE_PER_MINUTE_DEFAULT } from '../policies/free-calls';
 import { parseToolCosts } from '../policies/tool-costs';
-import { parseUpstreamRate, UPSTREAM_RATE_EXPECTED } from './upstream-rate';
+import { hasAtMostFourDecimals, parseUpstreamRate, UPSTREAM_RATE_EXPECTED } from './upstream-rate';
 
 const positiveInt = (what: string) =>
   z.coerce.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
@@ -258,7 +258,7 @@ export const knobs = {
   UPSTREAM_RATE: knob(upstreamRate, 'set UPSTREAM_RATE to the calls the upstream allows per window, e.g. 15/min or 2/s, or unset it for no upstream quota'),
   UPSTREAM_HEADROOM: knob(
     z.coerce.number({ error: 'expected a fraction' }).gt(0, { error: 'expected a fraction above 0 and at most 1' }).max(1, { error: 'expected a fraction above 0 and at most 1' })
-      .refine((x) => Math.abs(Math.round(x * 10_000) - x * 10_000) < 1e-6, { error: 'expected at most 4 decimals' }).default(0.9),
+      .refine(hasAtMostFourDecimals, { error: 'expected at most 4 decimals' }).default(0.9),
     'set UPSTREAM_HEADROOM to the share of UPSTREAM_RATE to use, e.g. 0.9',
   ),
   UPSTREAM_MAX_WAIT_MS: knob(

@@ -23,3 +23,8 @@ export function parseUpstreamRate(text: string): UpstreamRate | undefined {
   // The pattern admits only the units the table has.
   return limit < 1 || limit > MAX_UPSTREAM_RATE_LIMIT ? undefined : { limit, windowMs: RATE_UNIT_MS[(match[2] as string).toLowerCase()] as number };
 }
+
+/** A headroom the scheduler holds exactly: a whole number of basis points (UPSTREAM_HEADROOM, a tool quota's `headroom`). */
+export function hasAtMostFourDecimals(fraction: number): boolean {
+  return Math.abs(Math.round(fraction * 10_000) - fraction * 10_000) < 1e-6;
+}

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { TOOL_NAME } from '../policies/tool-costs';
 import type { ConfigProblem } from './config-error';
 import { parseDuration } from './limit-schema';
-import { parseUpstreamRate, UPSTREAM_RATE_EXPECTED, type UpstreamRate } from './upstream-rate';
+import { hasAtMostFourDecimals, parseUpstreamRate, UPSTREAM_RATE_EXPECTED, type UpstreamRate } from './upstream-rate';
 
 /**
  * The limits file's `upstream` section: quotas of the upstream's own tools,
@@ -16,14 +16,14 @@ import { parseUpstreamRate, UPSTREAM_RATE_EXPECTED, type UpstreamRate } from './
  * one. UPSTREAM_GRACE_MS and UPSTREAM_HOLD_MS apply to every quota.
  */
 
-/** The shared quota's name in answers and metrics (SHARED_QUOTA_NAME in the gateway): no tool quota may take it. */
-export const SHARED_QUOTA_LABEL = 'upstream';
+/** The shared quota's name in answers and metrics; a tool's own quota is named by its tool, so no tool quota may take this one. */
+export const SHARED_QUOTA_NAME = 'upstream';
 
 const toolQuotaSchema = z
   .object({
     rate: z.string({ error: UPSTREAM_RATE_EXPECTED }).refine((s) => parseUpstreamRate(s) !== undefined, { error: UPSTREAM_RATE_EXPECTED }),
     headroom: z.number({ error: 'expected a fraction above 0 and at most 1, e.g. 0.9' }).gt(0, { error: 'expected a fraction above 0 and at most 1' }).max(1, { error: 'expected a fraction above 0 and at most 1' })
-      .refine((x) => Math.abs(Math.round(x * 10_000) - x * 10_000) < 1e-6, { error: 'expected at most 4 decimals' }).optional(),
+      .refine(hasAtMostFourDecimals, { error: 'expected at most 4 decimals' }).optional(),
     maxWait: z.string({ error: 'expected a duration such as "30s" or "1m"' }).refine((s) => parseDuration(s) !== undefined, {
       error: 'expected a duration such as "30s" or "1m" (a whole number and one unit)',
     }).optional(),
@@ -49,7 +49,7 @@ export function upstreamToolQuotasOf(section: z.output<typeof upstreamSectionSch
   const quotas = new Map<string, UpstreamToolQuotaEntry>();
   for (const [tool, entry] of Object.entries(section?.tools ?? {})) {
     // Checked here, not by the schema: zod reports a bad record key with the record's own message.
-    if (tool === SHARED_QUOTA_LABEL) {
+    if (tool === SHARED_QUOTA_NAME) {
       problems.push({ knob: 'LIMITS_FILE', problem: `upstream.tools.${tool}: "${tool}" is the name answers and metrics give the shared quota (UPSTREAM_RATE), so a tool's own quota cannot take it`, fix: 'set the shared quota with UPSTREAM_RATE, or remove this entry' });
       continue;
     }

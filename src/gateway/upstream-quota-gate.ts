@@ -1,4 +1,4 @@
-import { SHARED_QUOTA_LABEL } from '../config/upstream-section';
+import { SHARED_QUOTA_NAME } from '../config/upstream-section';
 import { encodeKeyPart } from '../limiter/key';
 import type { UpstreamCaller } from '../limiter/upstream/upstream-holder';
 import { intervalOf, type UpstreamPolicy } from '../limiter/upstream/upstream-policy';
@@ -8,8 +8,7 @@ import type { UpstreamState } from '../limiter/upstream/upstream-state';
 
 /** The one key every token's calls share: the upstream has one quota for the whole service. */
 export const UPSTREAM_QUOTA_KEY = 'upstream';
-/** The name metrics and answers give the service-wide quota; a tool's own quota is named by its tool (the config refuses a tool quota of this name). */
-export const SHARED_QUOTA_NAME = SHARED_QUOTA_LABEL;
+export { SHARED_QUOTA_NAME };
 
 /** A tool's own quota: its own key, beside the shared one, for every token. */
 export function toolQuotaKey(tool: string): string {
@@ -74,15 +73,17 @@ export interface UpstreamQuotaGateOptions {
  */
 export class UpstreamQuotaGate {
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  private readonly sharedQuota: UpstreamQuota | undefined;
+  /** The quotas of a tool with none of its own. */
+  private readonly sharedOnly: readonly UpstreamQuota[];
   /** Built once per configured tool: a caller naming tools cannot grow it. */
   private readonly byTool = new Map<string, readonly UpstreamQuota[]>();
 
   constructor(private readonly options: UpstreamQuotaGateOptions) {
     this.sleep = options.sleep ?? abortableSleep;
-    this.sharedQuota = options.shared === undefined ? undefined : { name: SHARED_QUOTA_NAME, key: UPSTREAM_QUOTA_KEY, policy: options.shared };
+    const shared: UpstreamQuota[] = options.shared === undefined ? [] : [{ name: SHARED_QUOTA_NAME, key: UPSTREAM_QUOTA_KEY, policy: options.shared }];
+    this.sharedOnly = shared;
     for (const [tool, policy] of options.tools ?? []) {
-      const quotas = [{ name: tool, key: toolQuotaKey(tool), policy }, ...this.sharedOnly()];
+      const quotas = [{ name: tool, key: toolQuotaKey(tool), policy }, ...shared];
       // Longest interval first; the sort is stable, so a tie keeps the tool's own quota first.
       this.byTool.set(tool, quotas.sort((a, b) => compareIntervals(b.policy, a.policy)));
     }
@@ -90,11 +91,7 @@ export class UpstreamQuotaGate {
 
   /** The quotas a call to `tool` is scheduled on, in the order they are asked. */
   quotasFor(tool: string): readonly UpstreamQuota[] {
-    return this.byTool.get(tool) ?? this.sharedOnly();
-  }
-
-  private sharedOnly(): UpstreamQuota[] {
-    return this.sharedQuota === undefined ? [] : [this.sharedQuota];
+    return this.byTool.get(tool) ?? this.sharedOnly;
   }
 
   async admit(caller: UpstreamCaller, signal?: AbortSignal): Promise<GateAnswer> {
