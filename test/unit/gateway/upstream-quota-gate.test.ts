@@ -271,8 +271,9 @@ describe('UpstreamQuotaGate: bounded holds against a store that keeps saying "no
 
   it('the default sleep holds without a signal too', async () => {
     const memory = new MemoryUpstreamQuotaStore();
-    const fast = resolveUpstreamPolicy({ limit: 50, windowMs: 1000, headroom: 1, maxWaitMs: 1000, graceMs: 0 });
-    // A hold far longer than the 20 ms slot: however late a loaded machine fires the real timer, the caller is held, not told to come back.
+    // A grace and a hold far longer than the 20 ms slot: however late a loaded machine fires the real timer, the
+    // held caller still finds its reservation (with no grace it had expired a millisecond late: a CI failure).
+    const fast = resolveUpstreamPolicy({ limit: 50, windowMs: 1000, headroom: 1, maxWaitMs: 1000, graceMs: 60_000 });
     const gate = new UpstreamQuotaGate({ store: memory, shared: fast, holdMs: 60_000, clock: Date.now });
     await gate.admit({ tokenId: 'tok_a', tool: 'echo' });
     expect(await gate.admit({ tokenId: 'tok_b', tool: 'echo' })).toMatchObject({ status: 'run' });
