@@ -16,22 +16,27 @@ export class MemoryUpstreamQuotaStore implements UpstreamQuotaStore {
   readonly backend = 'memory' as const;
   private readonly states = new Map<string, UpstreamState>();
 
-  schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy): Promise<UpstreamScheduled> {
+  schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy, restore: UpstreamState | null = null): Promise<UpstreamScheduled> {
     try {
-      return Promise.resolve(this.scheduleSync(key, nowMs, caller, policy));
+      return Promise.resolve(this.scheduleSync(key, nowMs, caller, policy, restore));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  scheduleSync(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy): UpstreamScheduled {
+  scheduleSync(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy, restore: UpstreamState | null = null): UpstreamScheduled {
     assertValidKey(key);
     assertValidUpstreamPolicy(policy);
     if (!Number.isSafeInteger(nowMs)) throw new RangeError(`nowMs must be an integer, got ${nowMs}`);
-    const state = this.states.get(key) ?? null;
+    const state = this.states.get(key) ?? restore;
     const { outcome, next } = scheduleUpstream(state, nowMs, holderIdOf(caller), policy);
     if (next !== null) this.states.set(key, next);
     return { outcome, state: next ?? state };
+  }
+
+  /** Drops `key`'s state, so the next call starts from its `restore` (or empty). */
+  forget(key: string): void {
+    this.states.delete(key);
   }
 
   /** The state held for `key` (null: none), without touching it. */

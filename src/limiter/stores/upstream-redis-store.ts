@@ -2,6 +2,7 @@ import { assertValidKey } from '../key';
 import { holderIdOf, type UpstreamCaller } from '../upstream/upstream-holder';
 import { assertValidUpstreamPolicy, type UpstreamPolicy } from '../upstream/upstream-policy';
 import type { UpstreamQuotaStore, UpstreamScheduled } from '../upstream/upstream-quota-store';
+import type { UpstreamState } from '../upstream/upstream-state';
 import { DEFAULT_UPSTREAM_TTL_MARGIN_MS, scheduledFromReply, UPSTREAM_SCHEDULE_SCRIPT, UPSTREAM_SCHEDULE_SHA1, upstreamScheduleArgs } from './lua/upstream-schedule';
 import type { LuaScript, RedisWindowStore } from './redis-store';
 import { REDIS_BAD_REPLY, RedisStoreError } from './redis-store-error';
@@ -38,11 +39,11 @@ export class RedisUpstreamQuotaStore implements UpstreamQuotaStore {
     }
   }
 
-  async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy): Promise<UpstreamScheduled> {
+  async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy, restore: UpstreamState | null = null): Promise<UpstreamScheduled> {
     assertValidKey(key);
     assertValidUpstreamPolicy(policy);
     if (!Number.isSafeInteger(nowMs) || nowMs < 0) throw new RangeError(`nowMs must be a non-negative integer, got ${nowMs}`);
-    const reply = await this.redis.runScript(SCRIPT, [this.keyPrefix + key], upstreamScheduleArgs(nowMs, holderIdOf(caller), policy, this.ttlMarginMs));
+    const reply = await this.redis.runScript(SCRIPT, [this.keyPrefix + key], upstreamScheduleArgs(nowMs, holderIdOf(caller), policy, this.ttlMarginMs, restore));
     try {
       return scheduledFromReply(reply);
     } catch {

@@ -4,7 +4,7 @@ import { holderIdOf, type UpstreamCaller } from '../upstream/upstream-holder';
 import { assertValidUpstreamPolicy, type UpstreamPolicy } from '../upstream/upstream-policy';
 import type { UpstreamQuotaStore, UpstreamScheduled } from '../upstream/upstream-quota-store';
 import { scheduleUpstream, type UpstreamScheduleResult } from '../upstream/upstream-schedule';
-import { formatUpstreamState, parseUpstreamState } from '../upstream/upstream-state';
+import { formatUpstreamState, parseUpstreamState, type UpstreamState } from '../upstream/upstream-state';
 import { ListenerCache } from './rtdb-listener-cache';
 
 export interface RtdbUpstreamQuotaStoreOptions {
@@ -67,7 +67,7 @@ export class RtdbUpstreamQuotaStore implements UpstreamQuotaStore {
     return { transactionsStarted: this.started, updateRuns: this.runs, confirmingWrites: this.confirming };
   }
 
-  async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy): Promise<UpstreamScheduled> {
+  async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy, restore: UpstreamState | null = null): Promise<UpstreamScheduled> {
     assertValidKey(key);
     assertValidUpstreamPolicy(policy);
     if (!Number.isSafeInteger(nowMs)) throw new RangeError(`nowMs must be an integer, got ${nowMs}`);
@@ -81,7 +81,8 @@ export class RtdbUpstreamQuotaStore implements UpstreamQuotaStore {
     let confirmed = false;
     const update = (current: unknown): unknown => {
       this.runs++;
-      const read = parseUpstreamState(typeof current === 'string' ? current : null);
+      // A missing (or unreadable) node starts from what this instance last saw: the database restarted empty.
+      const read = parseUpstreamState(typeof current === 'string' ? current : null) ?? restore;
       const result = scheduleUpstream(read, nowMs, holder, policy);
       last = { ...result, read };
       confirmed = false;

@@ -81,7 +81,7 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
     return { answeredLocally: this.local, forwarded: this.forwarded };
   }
 
-  async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy): Promise<UpstreamScheduled> {
+  async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy, restore: UpstreamState | null = null): Promise<UpstreamScheduled> {
     const holder = holderIdOf(caller);
     let local = this.answer(key, nowMs, holder, policy);
     // No usable answer here (no fresh state, or one on which this call would write), but a call is
@@ -101,7 +101,7 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
       return local;
     }
     this.forwarded++;
-    const call = this.store.schedule(key, nowMs, caller, policy);
+    const call = this.store.schedule(key, nowMs, caller, policy, restore);
     if (!this.refreshing.has(key)) {
       const done = call.then(
         () => undefined,

@@ -25,9 +25,15 @@ export interface UpstreamScheduled {
  * `caller` is the verified token id and the tool (upstream-holder.ts); the
  * store turns it into the holder id, so no caller can name someone else's
  * reservation.
+ *
+ * `restore` is what to schedule on, inside the same atomic step, when the
+ * store holds no state for the key although one existed: the database
+ * restarted empty, evicted the key, or holds a value that does not parse.
+ * It is the last state this instance saw (upstream-guarded-store.ts); a
+ * state the store holds always wins over it (docs/adr/0044).
  */
 export interface UpstreamQuotaStore {
   readonly backend: BackendName;
-  schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy): Promise<UpstreamScheduled>;
+  schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy, restore?: UpstreamState | null): Promise<UpstreamScheduled>;
   close(): Promise<void>;
 }

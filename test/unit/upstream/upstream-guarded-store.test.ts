@@ -48,6 +48,44 @@ describe('GuardedUpstreamQuota: the shared quota when its backend is down', () =
     expect(await guarded.schedule('upstream', T0, caller, policy)).toEqual({ outcome: { status: 'rejected', reason: 'unavailable', retryAfterMs: expected }, state: null });
   });
 
+  it('hands the shared store, as `restore`, the last state it answered for that key, and nothing for a key not seen yet', async () => {
+    const store = sharedStore();
+    const restores: unknown[] = [];
+    const spy = { ...store, schedule: (...args: Parameters<UpstreamQuotaStore['schedule']>) => (restores.push(args[4]), store.schedule(...args)) };
+    const guarded = new GuardedUpstreamQuota({ store: spy, guard: passes, failurePolicy: 'fail-open' });
+    const first = await guarded.schedule('upstream', T0, caller, policy);
+    await guarded.schedule('upstream', T0 + 1, caller, policy);
+    await guarded.schedule('tool:search', T0, caller, policy);
+    expect(restores).toEqual([null, first.state, null]);
+  });
+
+  it('a shared store that lost the key (restarted empty) goes on from this instance\'s view: the next call waits, it is not run inside the interval', async () => {
+    const memory = new MemoryUpstreamQuotaStore();
+    const guarded = new GuardedUpstreamQuota({ store: memory, guard: passes, failurePolicy: 'fail-open' });
+    await guarded.schedule('upstream', T0, caller, policy);
+    const reserved = await guarded.schedule('upstream', T0, { tokenId: 'tok_b', tool: 'echo' }, policy);
+    memory.forget('upstream');
+    expect((await guarded.schedule('upstream', T0 + 1, { tokenId: 'tok_c', tool: 'echo' }, policy)).outcome).toMatchObject({ status: 'reserved', slotAtMs: T0 + 120_000 });
+    // tok_b's reservation was in that view too: it keeps its slot and runs on it.
+    expect((await guarded.schedule('upstream', T0 + 60_000, { tokenId: 'tok_b', tool: 'echo' }, policy)).outcome).toEqual({ status: 'run', claimed: true });
+    expect(reserved.outcome).toMatchObject({ slotAtMs: T0 + 60_000 });
+  });
+
+  it('fail-open: an outage\'s local cursor starts from the last shared state, and a later outage from the shared state of then, not from the earlier outage\'s cursor', async () => {
+    let healthy = true;
+    const guard: BackendGuard = { run: async (call) => (healthy ? passes.run(call) : down().run(call)) };
+    const guarded = new GuardedUpstreamQuota({ store: sharedStore(), guard, failurePolicy: 'fail-open' });
+    expect((await guarded.schedule('upstream', T0, caller, policy)).outcome).toEqual({ status: 'run', claimed: false });
+    healthy = false;
+    // Without the shared view the local cursor was empty: this ran, one second after the shared run.
+    expect((await guarded.schedule('upstream', T0 + 1000, { tokenId: 'tok_b', tool: 'echo' }, policy)).outcome).toMatchObject({ status: 'reserved', slotAtMs: T0 + 60_000 });
+    healthy = true;
+    expect((await guarded.schedule('upstream', T0 + 200_000, caller, policy)).outcome).toEqual({ status: 'run', claimed: false });
+    healthy = false;
+    // The first outage's local state (cursor long passed) would have let this run.
+    expect((await guarded.schedule('upstream', T0 + 201_000, { tokenId: 'tok_c', tool: 'echo' }, policy)).outcome).toMatchObject({ status: 'reserved', slotAtMs: T0 + 260_000 });
+  });
+
   it('close closes the shared store', async () => {
     const store = sharedStore();
     const close = jest.spyOn(store, 'close');

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { UpstreamPolicy } from '../../upstream/upstream-policy';
 import type { UpstreamOutcome, UpstreamRejection } from '../../upstream/upstream-schedule';
-import { parseUpstreamState, type UpstreamState } from '../../upstream/upstream-state';
+import { formatUpstreamState, parseUpstreamState, type UpstreamState } from '../../upstream/upstream-state';
 
 /**
  * The Lua twin of scheduleUpstream (upstream/upstream-schedule.ts): the same
@@ -11,7 +11,8 @@ import { parseUpstreamState, type UpstreamState } from '../../upstream/upstream-
  *
  * KEYS[1]  the quota key; its value is the compact state
  * ARGV     nowMs, holder, limit, windowMs, headroomBp, maxWaitMs, dailyBudget,
- *          graceMs, maxReservations, ttlMarginMs
+ *          graceMs, maxReservations, ttlMarginMs, restore (a compact state to
+ *          start from when the key holds none that parses; '' for none)
  * Reply    {status, detail, slotAtMs, retryAfterMs, value after ('' for none)}
  *          status 0 run (detail 1 = claimed), 1 reserved, 2 rejected (detail:
  *          1 daily_budget, 2 max_wait, 3 reservations_full)
@@ -118,6 +119,10 @@ end
 
 local raw = redis.call('GET', KEYS[1])
 local s = parse(raw)
+if not s and ARGV[11] ~= '' then
+  raw = ARGV[11]
+  s = parse(raw)
+end
 if not s then
   s = {cursorMs = 0, cursorRem = 0, day = 0, count = 0, reservations = {}}
 end
@@ -194,8 +199,15 @@ export const UPSTREAM_SCHEDULE_SHA1 = createHash('sha1').update(UPSTREAM_SCHEDUL
 /** The default margin added to every TTL, as the limit stores do. */
 export const DEFAULT_UPSTREAM_TTL_MARGIN_MS = 10_000;
 
-export function upstreamScheduleArgs(nowMs: number, holder: string, policy: UpstreamPolicy, ttlMarginMs = DEFAULT_UPSTREAM_TTL_MARGIN_MS): string[] {
-  return [nowMs, holder, policy.limit, policy.windowMs, policy.headroomBp, policy.maxWaitMs, policy.dailyBudget, policy.graceMs, policy.maxReservations, ttlMarginMs].map(String);
+export function upstreamScheduleArgs(
+  nowMs: number,
+  holder: string,
+  policy: UpstreamPolicy,
+  ttlMarginMs = DEFAULT_UPSTREAM_TTL_MARGIN_MS,
+  restore: UpstreamState | null = null,
+): string[] {
+  const args = [nowMs, holder, policy.limit, policy.windowMs, policy.headroomBp, policy.maxWaitMs, policy.dailyBudget, policy.graceMs, policy.maxReservations, ttlMarginMs].map(String);
+  return [...args, restore === null ? '' : formatUpstreamState(restore)];
 }
 
 const REJECTIONS: readonly UpstreamRejection[] = ['daily_budget', 'max_wait', 'reservations_full'];
