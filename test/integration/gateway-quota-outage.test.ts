@@ -26,7 +26,7 @@ describe('the upstream quota when its database freezes', () => {
     await rtdb.close();
   });
 
-  it('fail-open: calls still run within the deadline, spaced by the local cursor, and are counted as unshared', async () => {
+  it('fail-open: calls are still answered within the deadline, on a local cursor that starts from the shared one, and are counted as unshared', async () => {
     const firelimit = await startFirelimit({
       RATE_LIMIT_BACKEND: 'rtdb',
       FIREBASE_DATABASE_URL: rtdb.databaseUrl,
@@ -37,28 +37,34 @@ describe('the upstream quota when its database freezes', () => {
       UPSTREAM_RATE: '1/min',
       UPSTREAM_HEADROOM: '1',
       UPSTREAM_HOLD_MS: '0',
+      UPSTREAM_GRACE_MS: '1000',
+      UPSTREAM_MAX_WAIT_MS: '600000',
     });
     const client = await connect(firelimit.url);
     try {
-      // Healthy first: the shared cursor takes the call.
+      // Healthy first: the shared cursor takes the call, and the next slot is a minute on.
+      const sharedAtMs = Date.now();
       expect(((await client.callTool({ name: 'echo', arguments: { text: 'shared' } })) as CallToolResult).structuredContent).toEqual({ echoed: 'shared' });
       await rtdb.suspend();
       try {
         const startedAtMs = Date.now();
-        const during = (await client.callTool({ name: 'echo', arguments: { text: 'during' } })) as CallToolResult;
+        const during = ((await client.callTool({ name: 'echo', arguments: { text: 'during' } })) as CallToolResult).structuredContent as { slotAtMs: number };
         const elapsedMs = Date.now() - startedAtMs;
         // The limiter's own counters and the quota each wait at most one deadline, then decide locally.
         expect(elapsedMs).toBeLessThan(2 * DEADLINE_MS + 1500);
-        expect(during.structuredContent).toEqual({ echoed: 'during' });
-        // The local cursor still spaces calls: the next is given a slot, not run, and is answered at once.
+        // Locally, but from the shared cursor (ADR 0044): an empty local cursor ran this one at once.
+        expect(during).toMatchObject({ status: 'reserved', quota: 'upstream' });
+        expect(during.slotAtMs).toBeGreaterThanOrEqual(sharedAtMs + 60_000);
+        expect(during.slotAtMs).toBeLessThanOrEqual(startedAtMs + 60_000);
+        // The local cursor goes on spacing calls, and in an outage it answers at once.
         const quickStartMs = Date.now();
-        const next = (await client.callTool({ name: 'echo', arguments: { text: 'next' } })) as CallToolResult;
-        expect(next.structuredContent).toMatchObject({ status: 'reserved', quota: 'upstream' });
+        const next = ((await client.callTool({ name: 'count', arguments: {} })) as CallToolResult).structuredContent;
+        expect(next).toMatchObject({ status: 'reserved', quota: 'upstream', slotAtMs: during.slotAtMs + 61_000 });
         expect(Date.now() - quickStartMs).toBeLessThan(1000);
       } finally {
         await rtdb.resume();
       }
-      expect(upstream.calls().map((c) => (c.args as { text: string }).text)).toEqual(['shared', 'during']);
+      expect(upstream.calls().map((c) => (c.args as { text: string }).text)).toEqual(['shared']);
       expect(await firelimit.service.metrics.registry.metrics()).toMatch(/firelimit_upstream_quota_unshared_total\{cause="(timeout|outage)"\} [1-9]/);
       expect(firelimit.logger.entries.some((entry) => JSON.stringify(entry).includes('upstream-quota'))).toBe(true);
     } finally {
