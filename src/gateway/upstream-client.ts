@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Client, ProtocolError, ProtocolErrorCode, SdkHttpError, StreamableHTTPClientTransport, type LoggingMessageNotification, type ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../shared/logger';
+import { boundedFetch } from './bounded-fetch';
 import { UpstreamError, upstreamErrorOf } from './upstream-error';
 
 /**
@@ -9,6 +10,9 @@ import { UpstreamError, upstreamErrorOf } from './upstream-error';
  * (docs/adr/0034-gateway-forwarding.md).
  */
 export const TOKEN_ID_HEADER = 'X-Firelimit-Token-Id';
+
+/** Failures that say the connection itself is broken, so the next call opens a new one. */
+const DROPS_CONNECTION: ReadonlySet<UpstreamError['kind']> = new Set(['unreachable', 'refused']);
 
 export const GATEWAY_CLIENT_INFO = { name: 'firelimit-gateway', version: '0.1.0' } as const;
 
@@ -52,8 +56,11 @@ export class UpstreamClient {
   /** Clients whose session the upstream no longer knows. */
   private readonly expired = new WeakSet<Client>();
   private readonly caller = new AsyncLocalStorage<Caller>();
+  private readonly fetchBounded: typeof fetch;
 
-  constructor(private readonly options: UpstreamClientOptions) {}
+  constructor(private readonly options: UpstreamClientOptions) {
+    this.fetchBounded = boundedFetch(options.fetch ?? fetch, { deadlineMs: options.timeoutMs });
+  }
 
   /** Connects now, so the first caller does not pay for it; a failure is logged and retried on first use. */
   async warmUp(): Promise<boolean> {
@@ -100,7 +107,9 @@ export class UpstreamClient {
         return this.attempt(call, signal, false);
       }
       const failure = upstreamErrorOf(error, this.options.timeoutMs);
-      if (failure.kind !== 'protocol') void this.drop(client);
+      // The connection carries every caller's calls: one that timed out says nothing about it,
+      // and dropping it would cut the others in flight. Its own response stream is closed by its deadline (./bounded-fetch).
+      if (DROPS_CONNECTION.has(failure.kind)) void this.drop(client);
       throw failure;
     }
   }
@@ -187,6 +196,6 @@ export class UpstreamClient {
     const tokenId = this.caller.getStore()?.tokenId;
     if (tokenId === undefined) headers.delete(TOKEN_ID_HEADER);
     else headers.set(TOKEN_ID_HEADER, tokenId);
-    return (this.options.fetch ?? fetch)(input, { ...init, headers });
+    return this.fetchBounded(input, { ...init, headers });
   };
 }

@@ -149,6 +149,17 @@ describe('firelimit in front of an upstream that misbehaves', () => {
     expect(tookMs).toBeLessThan(TIMEOUT_MS + SLACK_MS);
   });
 
+  it("one caller's upstream timeout does not cut another caller's call in flight on the shared connection", async () => {
+    const hung = call('hung');
+    // Started later, it ends after the hung call's deadline: it must still get its answer.
+    await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS / 2));
+    const slow = call('slow', { waitMs: TIMEOUT_MS * 0.8 });
+    expect(textOf((await hung).result)).toContain('did not answer');
+    const { result } = await slow;
+    expect(result.isError).not.toBe(true);
+    expect(textOf(result)).toBe(`waited ${TIMEOUT_MS * 0.8} ms`);
+  });
+
   it('after all that, calls still work and no upstream credential is in any log', async () => {
     const { result } = await call('echo', { text: 'still fine' });
     expect(result.structuredContent).toEqual({ echoed: 'still fine' });
