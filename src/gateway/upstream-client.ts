@@ -80,7 +80,7 @@ export class UpstreamClient {
 
   /**
    * Runs one request upstream for `tokenId`. Failures come back as an
-   * UpstreamError that names what went wrong (unreachable, timeout, refused,
+   * UpstreamError that names what went wrong (unreachable, timeout, refused, invalid,
    * a JSON-RPC error) without the upstream's own text; a failure of the
    * connection drops it, so the next call reconnects. `onlog` hears the
    * upstream's notifications/message that arrive on this request's own
@@ -107,7 +107,7 @@ export class UpstreamClient {
         return this.attempt(call, signal, false);
       }
       const failure = upstreamErrorOf(error, this.options.timeoutMs);
-      // The connection carries every caller's calls: one that timed out says nothing about it,
+      // The connection carries every caller's calls: one that timed out or was answered with something that is not MCP says nothing about it,
       // and dropping it would cut the others in flight. Its own response stream is closed by its deadline (./bounded-fetch).
       if (DROPS_CONNECTION.has(failure.kind)) void this.drop(client);
       throw failure;

@@ -117,6 +117,13 @@ describe('firelimit in front of an upstream that misbehaves', () => {
     await eventually('the hung response is closed by firelimit', () => seen.hungClosedAtMs > 0, 2000);
   });
 
+  it('malformed JSON is a tool error that says the answer was not MCP, fast', async () => {
+    const { result, tookMs } = await call('garbage');
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('not a valid MCP answer');
+    expect(tookMs).toBeLessThan(TIMEOUT_MS);
+  });
+
   it('a response with the wrong JSON-RPC id is never taken as the answer; the call times out', async () => {
     const { result } = await call('wrong_id');
     expect(result.isError).toBe(true);
