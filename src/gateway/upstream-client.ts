@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Client, ProtocolError, ProtocolErrorCode, SdkHttpError, StreamableHTTPClientTransport, type LoggingMessageNotification, type ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../shared/logger';
-import { boundedFetch } from './bounded-fetch';
+import { boundedFetch, UPSTREAM_MAX_ANSWER_BYTES } from './bounded-fetch';
 import { UpstreamError, upstreamErrorOf } from './upstream-error';
 
 /**
@@ -59,7 +59,7 @@ export class UpstreamClient {
   private readonly fetchBounded: typeof fetch;
 
   constructor(private readonly options: UpstreamClientOptions) {
-    this.fetchBounded = boundedFetch(options.fetch ?? fetch, { deadlineMs: options.timeoutMs });
+    this.fetchBounded = boundedFetch(options.fetch ?? fetch, { deadlineMs: options.timeoutMs, maxAnswerBytes: UPSTREAM_MAX_ANSWER_BYTES });
   }
 
   /** Connects now, so the first caller does not pay for it; a failure is logged and retried on first use. */

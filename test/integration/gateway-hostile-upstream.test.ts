@@ -22,35 +22,37 @@ const FIFTY_MB = 50 * 1024 * 1024;
 const SLACK_MS = 1000;
 
 /** What the misbehaving answers did, for the test to read. */
-const seen = { hugeBytesWritten: 0, hugeFinished: false, endlessClosedAtMs: 0, hungClosedAtMs: 0 };
+const seen = { huge: { bytesWritten: 0, finished: false }, hugeSse: { bytesWritten: 0, finished: false }, endlessClosedAtMs: 0, hungClosedAtMs: 0 };
 
 function onClose(res: ServerResponse, record: () => void): void {
   res.once('close', record);
 }
 
-/** Writes a 50 MB JSON-RPC result, honouring backpressure, until done or the client hangs up. */
-function huge(_req: IncomingMessage, res: ServerResponse, body: RpcBody): void {
-  res.writeHead(200, { 'Content-Type': 'application/json' });
-  const head = `{"jsonrpc":"2.0","id":${JSON.stringify(body.id)},"result":{"content":[{"type":"text","text":"`;
-  const chunk = 'A'.repeat(1024 * 1024);
-  let written = 0;
-  const pump = (): void => {
-    while (written < FIFTY_MB && !res.destroyed) {
-      written += chunk.length;
-      seen.hugeBytesWritten = written;
-      if (!res.write(chunk)) return void res.once('drain', pump);
-    }
-    if (!res.destroyed) {
-      seen.hugeFinished = true;
-      res.end('"}]}}');
-    }
+/** Writes a 50 MB JSON-RPC result (as JSON, or as one SSE event), honouring backpressure, until done or the client hangs up. */
+function huge(contentType: 'application/json' | 'text/event-stream'): (req: IncomingMessage, res: ServerResponse, body: RpcBody) => void {
+  return (_req, res, body) => {
+    const record = contentType === 'application/json' ? seen.huge : seen.hugeSse;
+    res.writeHead(200, { 'Content-Type': contentType });
+    const head = `{"jsonrpc":"2.0","id":${JSON.stringify(body.id)},"result":{"content":[{"type":"text","text":"`;
+    const chunk = 'A'.repeat(1024 * 1024);
+    const pump = (): void => {
+      while (record.bytesWritten < FIFTY_MB && !res.destroyed) {
+        record.bytesWritten += chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      if (!res.destroyed) {
+        record.finished = true;
+        res.end(contentType === 'application/json' ? '"}]}}' : '"}]}}\n\n');
+      }
+    };
+    res.write(contentType === 'application/json' ? head : `event: message\ndata: ${head}`);
+    pump();
   };
-  res.write(head);
-  pump();
 }
 
 const misbehaviours = {
-  huge,
+  huge: huge('application/json'),
+  huge_sse: huge('text/event-stream'),
   endless: (_req: IncomingMessage, res: ServerResponse) => {
     res.writeHead(200, { 'Content-Type': 'text/event-stream' });
     const timer = setInterval(() => res.write(': still here\n\n'), 20);
@@ -101,6 +103,23 @@ describe('firelimit in front of an upstream that misbehaves', () => {
     const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
     return { result, tookMs: Date.now() - startedAtMs };
   }
+
+  it('a 50 MB answer is cut off: the caller gets a tool error saying it was too large, and the upstream is not read to the end', async () => {
+    const { result, tookMs } = await call('huge');
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/answered more than \d+ bytes/);
+    expect(tookMs).toBeLessThan(TIMEOUT_MS);
+    expect(seen.huge.finished).toBe(false);
+    expect(seen.huge.bytesWritten).toBeLessThan(FIFTY_MB);
+  });
+
+  it('a 50 MB SSE event is cut off too; the call ends by UPSTREAM_TIMEOUT_MS (the SDK does not fail a call whose stream broke)', async () => {
+    const { result, tookMs } = await call('huge_sse');
+    expect(result.isError).toBe(true);
+    expect(tookMs).toBeLessThan(TIMEOUT_MS + SLACK_MS);
+    expect(seen.hugeSse.finished).toBe(false);
+    expect(seen.hugeSse.bytesWritten).toBeLessThan(FIFTY_MB);
+  });
 
   it('an endless SSE stream ends at UPSTREAM_TIMEOUT_MS with a timeout tool error, and its socket is closed', async () => {
     const { result, tookMs } = await call('endless');
