@@ -14,14 +14,16 @@ export interface RpcBody {
 /** Answers one request the way a broken or hostile server would. */
 export type Misbehaviour = (req: IncomingMessage, res: ServerResponse, body: RpcBody) => void;
 
+export type ListTools = () => readonly unknown[] | { readonly tools: readonly unknown[]; readonly nextCursor?: string };
+
 export interface HostileUpstream {
   readonly url: string;
   readonly hits: UpstreamHit[];
   calls(): UpstreamHit[];
   /** tools/call of a tool named here is answered by its misbehaviour, not by the SDK; the tool is listed like any other. */
   readonly onCall: ReadonlyMap<string, Misbehaviour>;
-  /** Set: tools/list is answered with what it returns, the SDK server is not asked. */
-  listTools: (() => readonly unknown[]) | undefined;
+  /** Set: tools/list is answered with what it returns (a page with a next cursor, or just the tools), the SDK server is not asked. */
+  listTools: ListTools | undefined;
   /** Sockets now open to this server, from any client. */
   openSockets(): number;
   close(): Promise<void>;
@@ -34,16 +36,20 @@ export interface HostileUpstream {
  */
 export async function startHostileUpstream(misbehaviours: Readonly<Record<string, Misbehaviour>>): Promise<HostileUpstream> {
   const onCall = new Map(Object.entries(misbehaviours));
-  const handler = toNodeHandler(createMcpHandler(() => buildUpstreamMcpServer([...onCall.keys()]), { legacy: 'stateless' }));
+  const state: { listTools: ListTools | undefined } = { listTools: undefined };
+  // With a list of its own, the SDK server only answers the handshake: the odd names are not registered with it.
+  const handler = toNodeHandler(createMcpHandler(() => buildUpstreamMcpServer(state.listTools === undefined ? [...onCall.keys()] : []), { legacy: 'stateless' }));
   const hits: UpstreamHit[] = [];
   const sockets = new Set<Socket>();
-  const state: { listTools: (() => readonly unknown[]) | undefined } = { listTools: undefined };
   const server: Server = createServer(
     recordingRequests(hits, Date.now, (req, res, raw) => {
       const body = (raw ?? {}) as RpcBody;
       const bad = body.method === 'tools/call' && typeof body.params?.name === 'string' ? onCall.get(body.params.name) : undefined;
       if (bad !== undefined) return bad(req, res, body);
-      if (body.method === 'tools/list' && state.listTools !== undefined) return answerJson(res, body.id, { tools: state.listTools() });
+      if (body.method === 'tools/list' && state.listTools !== undefined) {
+        const page = state.listTools();
+        return answerJson(res, body.id, Array.isArray(page) ? { tools: page } : page);
+      }
       void handler(req, res, raw);
     }),
   );
