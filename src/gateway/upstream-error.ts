@@ -52,8 +52,11 @@ export function upstreamErrorOf(error: unknown, timeoutMs: number): UpstreamErro
   return new UpstreamError('unreachable', 'the upstream MCP server is unreachable');
 }
 
-/** What the SDK's transport and client throw at an answer they cannot read: JSON.parse, the JSON-RPC schema (zod), a wrong content type, a result that fails its schema. */
-const INVALID_ANSWER_CODES: ReadonlySet<string> = new Set([SdkErrorCode.ClientHttpUnexpectedContent, SdkErrorCode.InvalidResult]);
+/**
+ * What the SDK's transport and client throw at an answer they cannot read: JSON.parse, the JSON-RPC schema (zod), a
+ * wrong content type, a result that fails its schema, list pages that never end (the client stops after listMaxPages).
+ */
+const INVALID_ANSWER_CODES: ReadonlySet<string> = new Set([SdkErrorCode.ClientHttpUnexpectedContent, SdkErrorCode.InvalidResult, SdkErrorCode.ListPaginationExceeded]);
 
 /** By name, not instanceof: the JSON.parse inside fetch's Response.json() throws its realm's SyntaxError, not ours (and under jest the realms differ). */
 const INVALID_ANSWER_ERRORS: ReadonlySet<unknown> = new Set(['SyntaxError', 'ZodError']);

@@ -146,4 +146,16 @@ describe('tool lists that attack the gateway by size or by change', () => {
       expect(upstream.calls()).toEqual([]);
     });
   });
+
+  it('tools/list pages that never end: a JSON-RPC error saying the answer was not valid MCP, after a bounded number of pages', async () => {
+    const upstream = await startHostileUpstream({});
+    let pages = 0;
+    upstream.listTools = () => ({ tools: [tool(`page_${++pages}`)], nextCursor: `after_${pages}` });
+    await withGateway(upstream, {}, async (client) => {
+      const failure = (await client.listTools().catch((error: unknown) => error)) as Error;
+      expect(failure.message).toContain('not a valid MCP answer');
+      expect(pages).toBeGreaterThan(1);
+      expect(pages).toBeLessThanOrEqual(100);
+    });
+  });
 });
