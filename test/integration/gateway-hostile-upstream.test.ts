@@ -13,6 +13,7 @@ import { answerJson, sseEvent, startHostileUpstream, type HostileUpstream, type 
  */
 
 const TIMEOUT_MS = 600;
+const LONG_TIMEOUT_MS = 3000;
 const CREDENTIAL = 'Bearer up_cred_hostile_4d2a';
 const UPSTREAM_SECRET = 'DB_PASSWORD=hunter2-9f8e';
 const STACK = `Error: connect ECONNREFUSED\n    at /srv/upstream/db.js:12:7 (${UPSTREAM_SECRET})\n    at processTicksAndRejections (node:internal/process/task_queues:95:5)`;
@@ -78,6 +79,21 @@ const misbehaviours = {
   },
 };
 
+/** One call of `name`, timed, as the integrator sees it. */
+async function timedCall(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ result: CallToolResult; tookMs: number }> {
+  const startedAtMs = Date.now();
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  return { result, tookMs: Date.now() - startedAtMs };
+}
+
+/** firelimit with UPSTREAM_TIMEOUT_MS = `timeoutMs` in front of `upstream`, its tool list fetched once, so each test times its call alone. */
+async function gatewayWith(upstream: HostileUpstream, timeoutMs: number): Promise<{ firelimit: RunningFirelimit; client: Client }> {
+  const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: upstream.url, UPSTREAM_MCP_AUTHORIZATION: CREDENTIAL, UPSTREAM_TIMEOUT_MS: String(timeoutMs) });
+  const client = await connect(firelimit.url);
+  await client.listTools();
+  return { firelimit, client };
+}
+
 describe('firelimit in front of an upstream that misbehaves', () => {
   let upstream: HostileUpstream;
   let firelimit: RunningFirelimit;
@@ -85,10 +101,7 @@ describe('firelimit in front of an upstream that misbehaves', () => {
 
   beforeAll(async () => {
     upstream = await startHostileUpstream(misbehaviours);
-    firelimit = await startFirelimit({ UPSTREAM_MCP_URL: upstream.url, UPSTREAM_MCP_AUTHORIZATION: CREDENTIAL, UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS) });
-    client = await connect(firelimit.url);
-    // The list is fetched once here, so each test times its call alone.
-    await client.listTools();
+    ({ firelimit, client } = await gatewayWith(upstream, TIMEOUT_MS));
   });
 
   afterAll(async () => {
@@ -97,21 +110,7 @@ describe('firelimit in front of an upstream that misbehaves', () => {
     await upstream.close();
   });
 
-  /** One call of `name`, timed, as the integrator sees it. */
-  async function call(name: string, args: Record<string, unknown> = {}): Promise<{ result: CallToolResult; tookMs: number }> {
-    const startedAtMs = Date.now();
-    const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-    return { result, tookMs: Date.now() - startedAtMs };
-  }
-
-  it('a 50 MB answer is cut off: the caller gets a tool error saying it was too large, and the upstream is not read to the end', async () => {
-    const { result, tookMs } = await call('huge');
-    expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(/answered more than \d+ bytes/);
-    expect(tookMs).toBeLessThan(TIMEOUT_MS);
-    expect(seen.huge.finished).toBe(false);
-    expect(seen.huge.bytesWritten).toBeLessThan(FIFTY_MB);
-  });
+  const call = (name: string, args?: Record<string, unknown>): ReturnType<typeof timedCall> => timedCall(client, name, args);
 
   it('a 50 MB SSE event is cut off too; the call ends by UPSTREAM_TIMEOUT_MS (the SDK does not fail a call whose stream broke)', async () => {
     const { result, tookMs } = await call('huge_sse');
@@ -175,21 +174,53 @@ describe('firelimit in front of an upstream that misbehaves', () => {
     expect(tookMs).toBeLessThan(TIMEOUT_MS + SLACK_MS);
   });
 
-  it("one caller's upstream timeout does not cut another caller's call in flight on the shared connection", async () => {
-    const hung = call('hung');
-    // Started later, it ends after the hung call's deadline: it must still get its answer.
-    await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS / 2));
-    const slow = call('slow', { waitMs: TIMEOUT_MS * 0.8 });
-    expect(textOf((await hung).result)).toContain('did not answer');
-    const { result } = await slow;
-    expect(result.isError).not.toBe(true);
-    expect(textOf(result)).toBe(`waited ${TIMEOUT_MS * 0.8} ms`);
-  });
-
   it('after all that, calls still work and no upstream credential is in any log', async () => {
     const { result } = await call('echo', { text: 'still fine' });
     expect(result.structuredContent).toEqual({ echoed: 'still fine' });
     expect(JSON.stringify(firelimit.logger.entries)).not.toContain('up_cred_hostile_4d2a');
+  });
+});
+
+/**
+ * Tests that race a deadline against work of known length get a deadline
+ * long enough for a loaded machine to keep their order.
+ */
+describe('firelimit in front of an upstream that misbehaves, with a longer UPSTREAM_TIMEOUT_MS', () => {
+  let upstream: HostileUpstream;
+  let firelimit: RunningFirelimit;
+  let client: Client;
+
+  beforeAll(async () => {
+    upstream = await startHostileUpstream(misbehaviours);
+    ({ firelimit, client } = await gatewayWith(upstream, LONG_TIMEOUT_MS));
+  });
+
+  afterAll(async () => {
+    await client.close();
+    await firelimit.stop();
+    await upstream.close();
+  });
+
+  const call = (name: string, args?: Record<string, unknown>): ReturnType<typeof timedCall> => timedCall(client, name, args);
+
+  it('a 50 MB answer is cut off: the caller gets a tool error saying it was too large, and the upstream is not read to the end', async () => {
+    const { result, tookMs } = await call('huge');
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/answered more than \d+ bytes/);
+    expect(tookMs).toBeLessThan(LONG_TIMEOUT_MS);
+    expect(seen.huge.finished).toBe(false);
+    expect(seen.huge.bytesWritten).toBeLessThan(FIFTY_MB);
+  });
+
+  it("one caller's upstream timeout does not cut another caller's call in flight on the shared connection", async () => {
+    const hung = call('hung');
+    // Started later, it ends after the hung call's deadline: it must still get its answer.
+    await new Promise((resolve) => setTimeout(resolve, LONG_TIMEOUT_MS / 2));
+    const slow = call('slow', { waitMs: LONG_TIMEOUT_MS * 0.8 });
+    expect(textOf((await hung).result)).toContain('did not answer');
+    const { result } = await slow;
+    expect(result.isError).not.toBe(true);
+    expect(textOf(result)).toBe(`waited ${LONG_TIMEOUT_MS * 0.8} ms`);
   });
 });
 
