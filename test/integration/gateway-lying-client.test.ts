@@ -36,7 +36,7 @@ async function post(firelimit: RunningFirelimit, body: unknown, headers: Record<
   });
   const text = await response.text();
   const contentType = response.headers.get('content-type') ?? '';
-  const datas = contentType.startsWith('text/event-stream') ? text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)) : [text];
+  const datas = contentType.startsWith('text/event-stream') ? text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)) : text === '' ? [] : [text];
   return { status: response.status, contentType, messages: datas.map((data) => JSON.parse(data) as Answer['messages'][number]) };
 }
 
@@ -122,6 +122,23 @@ describe('a client that lies, in front of a real upstream', () => {
     expect(answer.messages.at(-1)?.result).toBeDefined();
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(upstream.calls().length).toBe(before + 1);
+  });
+
+  it("a notifications/cancelled naming request ids cancels no other caller's call on the shared server, nor reaches the upstream", async () => {
+    const client = await connect(firelimit.url);
+    try {
+      const before = upstream.hits.length;
+      const victim = client.callTool({ name: 'slow', arguments: { waitMs: 500 } });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const acks = await Promise.all(
+        Array.from({ length: 50 }, (_, requestId) => post(firelimit, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'mine now' } })),
+      );
+      expect(acks.map((ack) => ack.status)).toEqual(Array.from({ length: 50 }, () => 202));
+      expect(textOf((await victim) as CallToolResult)).toBe('waited 500 ms');
+      expect(upstream.hits.slice(before).filter((hit) => hit.method === 'notifications/cancelled')).toEqual([]);
+    } finally {
+      await client.close();
+    }
   });
 
   it('the log never holds the integrator secret or the upstream credential', () => {
