@@ -125,19 +125,22 @@ describe('a client that lies, in front of a real upstream', () => {
   });
 
   it("a notifications/cancelled naming request ids cancels no other caller's call on the shared server, nor reaches the upstream", async () => {
-    const client = await connect(firelimit.url);
+    // A fresh firelimit: the shared server's own request ids start at 1, so ids 0-49 include the victim's.
+    const fresh = await startFirelimit({ UPSTREAM_MCP_URL: upstream.url, UPSTREAM_MCP_AUTHORIZATION: CREDENTIAL });
+    const client = await connect(fresh.url);
     try {
       const before = upstream.hits.length;
       const victim = client.callTool({ name: 'slow', arguments: { waitMs: 500 } });
       await new Promise((resolve) => setTimeout(resolve, 100));
       const acks = await Promise.all(
-        Array.from({ length: 50 }, (_, requestId) => post(firelimit, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'mine now' } })),
+        Array.from({ length: 50 }, (_, requestId) => post(fresh, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'mine now' } })),
       );
       expect(acks.map((ack) => ack.status)).toEqual(Array.from({ length: 50 }, () => 202));
       expect(textOf((await victim) as CallToolResult)).toBe('waited 500 ms');
       expect(upstream.hits.slice(before).filter((hit) => hit.method === 'notifications/cancelled')).toEqual([]);
     } finally {
       await client.close();
+      await fresh.stop();
     }
   });
 
