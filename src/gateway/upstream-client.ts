@@ -11,8 +11,11 @@ import { UpstreamError, upstreamErrorOf } from './upstream-error';
  */
 export const TOKEN_ID_HEADER = 'X-Firelimit-Token-Id';
 
-/** Failures that say the connection itself is broken, so the next call opens a new one. */
-const DROPS_CONNECTION: ReadonlySet<UpstreamError['kind']> = new Set(['unreachable', 'refused']);
+/**
+ * Failures that say the connection itself is broken, so the next call opens a new one. An HTTP answer (refused: a
+ * 401, a 429, a 500) proves the connection works; an expired session (404) is renewed on its own (sessionExpired).
+ */
+const DROPS_CONNECTION: ReadonlySet<UpstreamError['kind']> = new Set(['unreachable']);
 
 export const GATEWAY_CLIENT_INFO = { name: 'firelimit-gateway', version: '0.1.0' } as const;
 
@@ -107,8 +110,9 @@ export class UpstreamClient {
         return this.attempt(call, signal, false);
       }
       const failure = upstreamErrorOf(error, this.options.timeoutMs);
-      // The connection carries every caller's calls: one that timed out or was answered with something that is not MCP says nothing about it,
-      // and dropping it would cut the others in flight. Its own response stream is closed by its deadline (./bounded-fetch).
+      // The connection carries every caller's calls: one that timed out, was refused or was answered with something
+      // that is not MCP says nothing about it, and dropping it would cut the others in flight. Its own response stream
+      // is closed by its deadline (./bounded-fetch).
       if (DROPS_CONNECTION.has(failure.kind)) void this.drop(client);
       throw failure;
     }

@@ -69,6 +69,7 @@ const misbehaviours = {
   },
   garbage: (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"jsonrpc":"2.0","id":'),
   wrong_id: (_req: IncomingMessage, res: ServerResponse, body: RpcBody) => answerJson(res, Number(body.id) + 1000, { content: [{ type: 'text', text: 'for someone else' }] }),
+  busy_429: (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(429, { 'Retry-After': '5', 'Content-Type': 'text/plain' }).end('slow down'),
   stack_500: (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(500, { 'Content-Type': 'text/plain', 'X-Debug': UPSTREAM_SECRET }).end(STACK),
   internal_error: (_req: IncomingMessage, res: ServerResponse, body: RpcBody) =>
     void res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code: -32603, message: `internal: ${UPSTREAM_SECRET}`, data: { stack: STACK } } })),
@@ -210,6 +211,16 @@ describe('firelimit in front of an upstream that misbehaves, with a longer UPSTR
     expect(tookMs).toBeLessThan(LONG_TIMEOUT_MS);
     expect(seen.huge.finished).toBe(false);
     expect(seen.huge.bytesWritten).toBeLessThan(FIFTY_MB);
+  });
+
+  it.each(['stack_500', 'busy_429'])("one caller's %s does not cut another caller's call in flight on the shared connection", async (name) => {
+    const slow = call('slow', { waitMs: 1000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const { result: refused } = await call(name);
+    expect(textOf(refused)).toMatch(/answered HTTP (500|429)/);
+    const { result } = await slow;
+    expect(result.isError).not.toBe(true);
+    expect(textOf(result)).toBe('waited 1000 ms');
   });
 
   it("one caller's upstream timeout does not cut another caller's call in flight on the shared connection", async () => {
