@@ -60,6 +60,10 @@ export class UpstreamClient {
   private readonly expired = new WeakSet<Client>();
   private readonly caller = new AsyncLocalStorage<Caller>();
   private readonly fetchBounded: typeof fetch;
+  /** Calls now running on each client. */
+  private readonly inFlight = new Map<Client, number>();
+  /** Clients dropped after a failure while other calls ran on them: each is closed when its last call ends. */
+  private readonly retired = new Set<Client>();
 
   constructor(private readonly options: UpstreamClientOptions) {
     this.fetchBounded = boundedFetch(options.fetch ?? fetch, { deadlineMs: options.timeoutMs, maxAnswerBytes: UPSTREAM_MAX_ANSWER_BYTES });
@@ -85,7 +89,8 @@ export class UpstreamClient {
    * Runs one request upstream for `tokenId`. Failures come back as an
    * UpstreamError that names what went wrong (unreachable, timeout, refused, invalid,
    * a JSON-RPC error) without the upstream's own text; a failure of the
-   * connection drops it, so the next call reconnects. `onlog` hears the
+   * connection drops it, so the next call reconnects (the calls still
+   * running on it finish first). `onlog` hears the
    * upstream's notifications/message that arrive on this request's own
    * response stream (not those on the session's standalone stream).
    */
@@ -100,6 +105,7 @@ export class UpstreamClient {
     } catch (error) {
       throw upstreamErrorOf(error, this.options.timeoutMs);
     }
+    this.inFlight.set(client, (this.inFlight.get(client) ?? 0) + 1);
     try {
       return await call(client, { timeout: this.options.timeoutMs, signal });
     } catch (error) {
@@ -113,9 +119,23 @@ export class UpstreamClient {
       // The connection carries every caller's calls: one that timed out, was refused or was answered with something
       // that is not MCP says nothing about it, and dropping it would cut the others in flight. Its own response stream
       // is closed by its deadline (./bounded-fetch).
-      if (DROPS_CONNECTION.has(failure.kind)) void this.drop(client);
+      // Unreachable: new calls get a new connection, and the calls still running on this one finish on it first.
+      if (DROPS_CONNECTION.has(failure.kind)) void this.drop(client, true);
       throw failure;
+    } finally {
+      this.settled(client);
     }
+  }
+
+  /** One call on `client` ended; a retired client is closed once none is left. */
+  private settled(client: Client): void {
+    const left = (this.inFlight.get(client) ?? 1) - 1;
+    if (left > 0) {
+      this.inFlight.set(client, left);
+      return;
+    }
+    this.inFlight.delete(client);
+    if (this.retired.delete(client)) void client.close().catch(() => undefined);
   }
 
   /**
@@ -135,6 +155,9 @@ export class UpstreamClient {
   async close(): Promise<void> {
     const connecting = this.connecting;
     this.connecting = undefined;
+    const retired = [...this.retired];
+    this.retired.clear();
+    await Promise.all(retired.map((client) => client.close().catch(() => undefined)));
     if (connecting !== undefined) await connecting.then((client) => client.close()).catch(() => undefined);
   }
 
@@ -181,14 +204,19 @@ export class UpstreamClient {
     return client;
   }
 
-  /** Forgets `client` if it is still the current connection, so the next call reconnects; resolves once done. */
-  private drop(client: Client): Promise<void> {
+  /**
+   * Forgets `client` if it is still the current connection, so the next call reconnects; resolves once done. It is
+   * closed now, cutting the calls on it (an expired session's: the upstream runs none of them), or, `whenIdle`, once
+   * the calls still running on it have ended.
+   */
+  private drop(client: Client, whenIdle = false): Promise<void> {
     const connecting = this.connecting;
     if (connecting === undefined) return Promise.resolve();
     return connecting.then((current) => {
       if (current !== client || this.connecting !== connecting) return;
       this.connecting = undefined;
-      void client.close().catch(() => undefined);
+      if (whenIdle && this.inFlight.has(client)) this.retired.add(client);
+      else void client.close().catch(() => undefined);
     }, () => undefined);
   }
 
