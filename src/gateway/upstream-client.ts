@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Client, ProtocolError, ProtocolErrorCode, SdkHttpError, StreamableHTTPClientTransport, type LoggingMessageNotification, type ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../shared/logger';
+import { boundedFetch, UPSTREAM_MAX_ANSWER_BYTES } from './bounded-fetch';
 import { UpstreamError, upstreamErrorOf } from './upstream-error';
 
 /**
@@ -9,6 +10,12 @@ import { UpstreamError, upstreamErrorOf } from './upstream-error';
  * (docs/adr/0034-gateway-forwarding.md).
  */
 export const TOKEN_ID_HEADER = 'X-Firelimit-Token-Id';
+
+/**
+ * Failures that say the connection itself is broken, so the next call opens a new one. An HTTP answer (refused: a
+ * 401, a 429, a 500) proves the connection works; an expired session (404) is renewed on its own (sessionExpired).
+ */
+const DROPS_CONNECTION: ReadonlySet<UpstreamError['kind']> = new Set(['unreachable']);
 
 export const GATEWAY_CLIENT_INFO = { name: 'firelimit-gateway', version: '0.1.0' } as const;
 
@@ -52,8 +59,15 @@ export class UpstreamClient {
   /** Clients whose session the upstream no longer knows. */
   private readonly expired = new WeakSet<Client>();
   private readonly caller = new AsyncLocalStorage<Caller>();
+  private readonly fetchBounded: typeof fetch;
+  /** Calls now running on each client. */
+  private readonly inFlight = new Map<Client, number>();
+  /** Clients dropped after a failure while other calls ran on them: each is closed when its last call ends. */
+  private readonly retired = new Set<Client>();
 
-  constructor(private readonly options: UpstreamClientOptions) {}
+  constructor(private readonly options: UpstreamClientOptions) {
+    this.fetchBounded = boundedFetch(options.fetch ?? fetch, { deadlineMs: options.timeoutMs, maxAnswerBytes: UPSTREAM_MAX_ANSWER_BYTES });
+  }
 
   /** Connects now, so the first caller does not pay for it; a failure is logged and retried on first use. */
   async warmUp(): Promise<boolean> {
@@ -73,9 +87,10 @@ export class UpstreamClient {
 
   /**
    * Runs one request upstream for `tokenId`. Failures come back as an
-   * UpstreamError that names what went wrong (unreachable, timeout, refused,
+   * UpstreamError that names what went wrong (unreachable, timeout, refused, invalid,
    * a JSON-RPC error) without the upstream's own text; a failure of the
-   * connection drops it, so the next call reconnects. `onlog` hears the
+   * connection drops it, so the next call reconnects (the calls still
+   * running on it finish first). `onlog` hears the
    * upstream's notifications/message that arrive on this request's own
    * response stream (not those on the session's standalone stream).
    */
@@ -90,6 +105,7 @@ export class UpstreamClient {
     } catch (error) {
       throw upstreamErrorOf(error, this.options.timeoutMs);
     }
+    this.inFlight.set(client, (this.inFlight.get(client) ?? 0) + 1);
     try {
       return await call(client, { timeout: this.options.timeoutMs, signal });
     } catch (error) {
@@ -100,9 +116,26 @@ export class UpstreamClient {
         return this.attempt(call, signal, false);
       }
       const failure = upstreamErrorOf(error, this.options.timeoutMs);
-      if (failure.kind !== 'protocol') void this.drop(client);
+      // The connection carries every caller's calls: one that timed out, was refused or was answered with something
+      // that is not MCP says nothing about it, and dropping it would cut the others in flight. Its own response stream
+      // is closed by its deadline (./bounded-fetch).
+      // Unreachable: new calls get a new connection, and the calls still running on this one finish on it first.
+      if (DROPS_CONNECTION.has(failure.kind)) void this.drop(client, true);
       throw failure;
+    } finally {
+      this.settled(client);
     }
+  }
+
+  /** One call on `client` ended; a retired client is closed once none is left. */
+  private settled(client: Client): void {
+    const left = (this.inFlight.get(client) ?? 1) - 1;
+    if (left > 0) {
+      this.inFlight.set(client, left);
+      return;
+    }
+    this.inFlight.delete(client);
+    if (this.retired.delete(client)) void client.close().catch(() => undefined);
   }
 
   /**
@@ -122,6 +155,9 @@ export class UpstreamClient {
   async close(): Promise<void> {
     const connecting = this.connecting;
     this.connecting = undefined;
+    const retired = [...this.retired];
+    this.retired.clear();
+    await Promise.all(retired.map((client) => client.close().catch(() => undefined)));
     if (connecting !== undefined) await connecting.then((client) => client.close()).catch(() => undefined);
   }
 
@@ -168,14 +204,19 @@ export class UpstreamClient {
     return client;
   }
 
-  /** Forgets `client` if it is still the current connection, so the next call reconnects; resolves once done. */
-  private drop(client: Client): Promise<void> {
+  /**
+   * Forgets `client` if it is still the current connection, so the next call reconnects; resolves once done. It is
+   * closed now, cutting the calls on it (an expired session's: the upstream runs none of them), or, `whenIdle`, once
+   * the calls still running on it have ended.
+   */
+  private drop(client: Client, whenIdle = false): Promise<void> {
     const connecting = this.connecting;
     if (connecting === undefined) return Promise.resolve();
     return connecting.then((current) => {
       if (current !== client || this.connecting !== connecting) return;
       this.connecting = undefined;
-      void client.close().catch(() => undefined);
+      if (whenIdle && this.inFlight.has(client)) this.retired.add(client);
+      else void client.close().catch(() => undefined);
     }, () => undefined);
   }
 
@@ -187,6 +228,6 @@ export class UpstreamClient {
     const tokenId = this.caller.getStore()?.tokenId;
     if (tokenId === undefined) headers.delete(TOKEN_ID_HEADER);
     else headers.set(TOKEN_ID_HEADER, tokenId);
-    return (this.options.fetch ?? fetch)(input, { ...init, headers });
+    return this.fetchBounded(input, { ...init, headers });
   };
 }

@@ -5,9 +5,11 @@ import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelconte
  * - unreachable: no connection (refused, DNS, reset);
  * - timeout: no answer within UPSTREAM_TIMEOUT_MS;
  * - refused: the upstream answered HTTP 401/403 (our credential) or another 4xx/5xx;
- * - protocol: the upstream answered with a JSON-RPC error (`code`).
+ * - protocol: the upstream answered with a JSON-RPC error (`code`);
+ * - invalid: the upstream answered, but not with MCP (malformed JSON, not
+ *   JSON-RPC, a result that fails its schema, too large an answer).
  */
-export type UpstreamFailureKind = 'unreachable' | 'timeout' | 'refused' | 'protocol';
+export type UpstreamFailureKind = 'unreachable' | 'timeout' | 'refused' | 'protocol' | 'invalid';
 
 /**
  * The upstream's own error text is never passed on (it may carry a stack, a
@@ -45,8 +47,23 @@ export function upstreamErrorOf(error: unknown, timeoutMs: number): UpstreamErro
   if (SdkError.isInstance(error) && (error as SdkError).code === SdkErrorCode.RequestTimeout) {
     return new UpstreamError('timeout', `the upstream MCP server did not answer within ${timeoutMs} ms`);
   }
+  if (isInvalidAnswer(error)) return new UpstreamError('invalid', 'the upstream MCP server sent something that is not a valid MCP answer');
   if (isAbort(error)) return new UpstreamError('timeout', `the upstream MCP server did not answer within ${timeoutMs} ms`);
   return new UpstreamError('unreachable', 'the upstream MCP server is unreachable');
+}
+
+/**
+ * What the SDK's transport and client throw at an answer they cannot read: JSON.parse, the JSON-RPC schema (zod), a
+ * wrong content type, a result that fails its schema, list pages that never end (the client stops after listMaxPages).
+ */
+const INVALID_ANSWER_CODES: ReadonlySet<string> = new Set([SdkErrorCode.ClientHttpUnexpectedContent, SdkErrorCode.InvalidResult, SdkErrorCode.ListPaginationExceeded]);
+
+/** By name, not instanceof: the JSON.parse inside fetch's Response.json() throws its realm's SyntaxError, not ours (and under jest the realms differ). */
+const INVALID_ANSWER_ERRORS: ReadonlySet<unknown> = new Set(['SyntaxError', 'ZodError']);
+
+function isInvalidAnswer(error: unknown): boolean {
+  if (typeof error === 'object' && error !== null && INVALID_ANSWER_ERRORS.has((error as { name?: unknown }).name)) return true;
+  return SdkError.isInstance(error) && INVALID_ANSWER_CODES.has((error as SdkError).code);
 }
 
 function isAbort(error: unknown): boolean {

@@ -21,7 +21,7 @@ export class UpstreamMetrics implements GatewayEvents, UpstreamQuotaEvents {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.calls = new Counter({ name: 'firelimit_upstream_calls_total', help: 'tools/call forwarded to the upstream MCP server, by outcome (ok, tool_error, unreachable, timeout, refused, protocol).', labelNames: ['outcome'], registers });
+    this.calls = new Counter({ name: 'firelimit_upstream_calls_total', help: 'tools/call forwarded to the upstream MCP server, by outcome (ok, tool_error, unreachable, timeout, refused, protocol, invalid).', labelNames: ['outcome'], registers });
     this.quota = new Counter({
       name: 'firelimit_upstream_quota_answers_total',
       help: 'Upstream quota answers: run (at once), held (waited in the request, then ran), reserved (told to come back), rejected, cancelled (the caller left while held). quota: the one that made the caller wait; for run and held, "all".',

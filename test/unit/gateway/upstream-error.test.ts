@@ -10,6 +10,11 @@ describe('upstream failures are worded by kind, never with the upstream internal
     ['HTTP 401', new SdkHttpError(SdkErrorCode.ClientHttpAuthentication, internals, { status: 401 } as never), 'refused', /refused firelimit's credential \(HTTP 401\)/],
     ['HTTP 502', new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented ?? SdkErrorCode.SendFailed, internals, { status: 502 } as never), 'refused', /answered HTTP 502/],
     ['an internal JSON-RPC error', new ProtocolError(-32603, internals), 'protocol', /answered with error -32603/],
+    ['malformed JSON', new SyntaxError(`Unexpected end of JSON input ${internals}`), 'invalid', /not a valid MCP answer/],
+    ['JSON that is not JSON-RPC', Object.assign(new Error(internals), { name: 'ZodError' }), 'invalid', /not a valid MCP answer/],
+    ['a result that fails its schema', new SdkError(SdkErrorCode.InvalidResult, `Invalid result for tools/call: ${internals}`), 'invalid', /not a valid MCP answer/],
+    ['list pages that never end', new SdkError(SdkErrorCode.ListPaginationExceeded, `tools/list exceeded 64 pages ${internals}`), 'invalid', /not a valid MCP answer/],
+    ['a content type that is not MCP', new SdkError(SdkErrorCode.ClientHttpUnexpectedContent, `Unexpected content type: ${internals}`), 'invalid', /not a valid MCP answer/],
   ] as const)('%s', (_label, error, kind, words) => {
     const failure = upstreamErrorOf(error, 1234);
     expect(failure).toBeInstanceOf(UpstreamError);
