@@ -1,4 +1,5 @@
 import type { TokenBucketState } from '../../algorithms/token-bucket';
+import { LUA_PARSE_INTEGERS } from './lua-fragments';
 import { luaTwin } from './twin-protocol';
 
 /**
@@ -9,15 +10,10 @@ import { luaTwin } from './twin-protocol';
  * test/integration/algorithm-lua-twins.test.ts holds the two together.
  */
 export const TOKEN_BUCKET_TWIN = luaTwin(`
+${LUA_PARSE_INTEGERS}
+
 local function parse(raw)
-  if not raw then
-    return nil
-  end
-  local s, u = string.match(raw, '^(%-?%d+):(%d+)$')
-  if not s then
-    return nil
-  end
-  return {tonumber(s), tonumber(u)}
+  return parseIntegers(raw, '^(%-?%d+):(%d+)$')
 end
 
 local capacity = burst * windowMs
