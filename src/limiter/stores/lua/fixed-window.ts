@@ -1,5 +1,5 @@
 import type { FixedWindowState } from '../../algorithms/fixed-window';
-import { LUA_LATEST_WINDOW, LUA_PARSE_INTEGERS } from './lua-fragments';
+import { luaLatestWindow, luaParseIntegers } from './lua-fragments';
 import { luaTwin } from './twin-protocol';
 
 /**
@@ -16,13 +16,7 @@ import { luaTwin } from './twin-protocol';
  * hold it to the TypeScript; change one, change both.
  */
 export const FIXED_WINDOW_TWIN = luaTwin(`
-${LUA_PARSE_INTEGERS}
-
-${LUA_LATEST_WINDOW}
-
-local function parse(raw)
-  return parseIntegers(raw, '^(%d+):(%d+)$')
-end
+${luaParseIntegers('^(%d+):(%d+)$')}
 
 local function countIn(s, n)
   if s and s[1] == n then
@@ -35,7 +29,7 @@ local state = parse(redis.call('GET', KEYS[1]))
 
 if mode == 'decide' then
   local cost = amount
-  local n = latestWindow(state)
+${luaLatestWindow(['state'], '  ')}
   local spent = countIn(state, n)
   local resetAtMs = (n + 1) * windowMs
   local allowed = cost == 0 or spent + cost <= limit
@@ -59,7 +53,7 @@ end
 
 local delta = amount
 local atLeast = parse(atLeastRaw)
-local n = latestWindow(state, atLeast)
+${luaLatestWindow(['state', 'atLeast'])}
 local spent = countIn(state, n)
 local count = math.max(spent, countIn(atLeast, n)) + delta
 if count < 0 then

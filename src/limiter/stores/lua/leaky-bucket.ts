@@ -1,5 +1,5 @@
 import type { LeakyBucketState } from '../../algorithms/leaky-bucket';
-import { LUA_CEIL_MS, LUA_PARSE_INTEGERS } from './lua-fragments';
+import { LUA_CEIL_MS, luaParseIntegers } from './lua-fragments';
 import { luaTwin } from './twin-protocol';
 
 /**
@@ -10,11 +10,7 @@ import { luaTwin } from './twin-protocol';
  * the two together.
  */
 export const LEAKY_BUCKET_TWIN = luaTwin(`
-${LUA_PARSE_INTEGERS}
-
-local function parse(raw)
-  return parseIntegers(raw, '^(%d+):(%d+)$')
-end
+${luaParseIntegers('^(%d+):(%d+)$')}
 
 local function shift(ms, rem, units)
   local r = rem + units * windowMs

@@ -1,5 +1,5 @@
 import type { SlidingWindowState } from '../../algorithms/sliding-window';
-import { LUA_LATEST_WINDOW, LUA_PARSE_INTEGERS } from './lua-fragments';
+import { luaLatestWindow, luaParseIntegers } from './lua-fragments';
 import { luaTwin } from './twin-protocol';
 
 /**
@@ -9,13 +9,7 @@ import { luaTwin } from './twin-protocol';
  * test/integration/algorithm-lua-twins.test.ts holds the two together.
  */
 export const SLIDING_WINDOW_TWIN = luaTwin(`
-${LUA_PARSE_INTEGERS}
-
-${LUA_LATEST_WINDOW}
-
-local function parse(raw)
-  return parseIntegers(raw, '^(%d+):(%d+):(%d+)$')
-end
+${luaParseIntegers('^(%d+):(%d+):(%d+)$')}
 
 local function rolled(s, n)
   if not s then
@@ -69,7 +63,7 @@ local state = parse(redis.call('GET', KEYS[1]))
 
 if mode == 'decide' then
   local cost = amount
-  local n = latestWindow(state)
+${luaLatestWindow(['state'], '  ')}
   local effectiveNowMs = math.max(nowMs, n * windowMs)
   local elapsed = effectiveNowMs - n * windowMs
   local count, previousCount = rolled(state, n)
@@ -96,7 +90,7 @@ end
 
 local delta = amount
 local atLeast = parse(atLeastRaw)
-local n = latestWindow(state, atLeast)
+${luaLatestWindow(['state', 'atLeast'])}
 local ownCount, ownPrevious = rolled(state, n)
 local knownCount, knownPrevious = rolled(atLeast, n)
 local mergedCount = math.max(ownCount, knownCount) + delta

@@ -1,5 +1,5 @@
 import type { TokenBucketState } from '../../algorithms/token-bucket';
-import { LUA_PARSE_INTEGERS } from './lua-fragments';
+import { luaParseIntegers } from './lua-fragments';
 import { luaTwin } from './twin-protocol';
 
 /**
@@ -10,11 +10,7 @@ import { luaTwin } from './twin-protocol';
  * test/integration/algorithm-lua-twins.test.ts holds the two together.
  */
 export const TOKEN_BUCKET_TWIN = luaTwin(`
-${LUA_PARSE_INTEGERS}
-
-local function parse(raw)
-  return parseIntegers(raw, '^(%-?%d+):(%d+)$')
-end
+${luaParseIntegers('^(%-?%d+):(%d+)$')}
 
 local capacity = burst * windowMs
 
