@@ -7,6 +7,7 @@ import { ALGORITHM_NAMES, type AlgorithmName } from '../src/limiter/algorithms';
 import { windowNumberAt } from '../src/limiter/algorithms/fixed-window';
 import { createRateLimiter } from '../src/limiter/create-rate-limiter';
 import type { PolicySet } from '../src/limiter/policy';
+import type { LimitStore } from '../src/limiter/limit-store';
 import type { RateLimiter } from '../src/limiter/rate-limiter';
 import { RedisWindowStore } from '../src/limiter/stores/redis-store';
 import { RtdbWindowStore } from '../src/limiter/stores/rtdb-store';
@@ -112,8 +113,27 @@ async function interleaveCalls(candidates: readonly Candidate[], rounds: number,
   return candidates.map((candidate) => ({ candidate, rounds: samples.get(candidate) ?? [] }));
 }
 
-async function warmUp(call: (i: number) => Promise<unknown>, calls: number): Promise<void> {
-  for (let i = 0; i < calls; i++) await call(i);
+/** Connection, JIT and (on RTDB) every key's listener and node warm before anything counts. */
+async function warmUp(candidates: readonly Candidate[], calls: number): Promise<void> {
+  for (const candidate of candidates) {
+    const call = candidate.call as (i: number) => Promise<unknown>;
+    for (let i = 0; i < calls; i++) await call(i);
+  }
+}
+
+/** An algorithm's two rows on a shared store: the store's own consume, and createRateLimiter's on a store of that kind. */
+function storeAndLimiterRows(
+  row: { readonly store: 'redis' | 'rtdb'; readonly algorithm: AlgorithmName; readonly storeLabel: string; readonly baseline: Candidate },
+  store: LimitStore,
+  limiter: RateLimiter,
+  key: (i: number) => string,
+): Candidate[] {
+  const policies: PolicySet = [benchPolicy(row.algorithm)];
+  const common = { store: row.store, algorithm: row.algorithm, baseline: row.baseline, target: TARGET[row.store] };
+  return [
+    { ...common, label: row.storeLabel, call: (i) => store.consume(key(i), Date.now(), policies, 1) },
+    { ...common, label: `createRateLimiter({ backend: '${row.store}' }).consume`, call: (i) => limiter.consume(key(i)) },
+  ];
 }
 
 // ---------------------------------------------------------------- memory
@@ -166,30 +186,19 @@ async function measureRedis(): Promise<Measured[]> {
     barePing.baseline = barePing;
     storePing.baseline = storePing;
     const candidates: Candidate[] = [barePing, storePing];
-    const warm: ((i: number) => Promise<unknown>)[] = [() => client.sendCommand(['PING']), () => store.ping()];
 
     for (const algorithm of ALGORITHM_NAMES) {
-      const policy = benchPolicy(algorithm);
-      const policies: PolicySet = [policy];
-      const limiter = await createRateLimiter({ store: new RedisWindowStore({ url: server.url, keyPrefix: `bench-rl-${algorithm}:` }), policy });
+      const limiter = await createRateLimiter({ store: new RedisWindowStore({ url: server.url, keyPrefix: `bench-rl-${algorithm}:` }), policy: benchPolicy(algorithm) });
       limiters.push(limiter);
       if (!(await limiter.whenReady(5000))) throw new Error(`bench: createRateLimiter(redis, ${algorithm}) did not connect`);
-      const storeCall = (i: number) => store.consume(key(i), Date.now(), policies, 1);
-      const limiterCall = (i: number) => limiter.consume(key(i));
-      candidates.push(
-        { store: 'redis', algorithm, label: 'RedisWindowStore.consume (one EVALSHA)', baseline: storePing, target: TARGET.redis, call: storeCall },
-        // Its own connection; its PING there costs what the store's does (same server, same client options).
-        { store: 'redis', algorithm, label: "createRateLimiter({ backend: 'redis' }).consume", baseline: storePing, target: TARGET.redis, call: limiterCall },
-      );
-      warm.push(storeCall, limiterCall);
+      // The limiter has its own connection; its PING there costs what the store's does (same server, same client options).
+      candidates.push(...storeAndLimiterRows({ store: 'redis', algorithm, storeLabel: 'RedisWindowStore.consume (one EVALSHA)', baseline: storePing }, store, limiter, key));
     }
     // rate-limiter-flexible speaks node-redis v4+ when told so (useRedisPackage); fixed window only.
     const rlf = new RateLimiterRedis({ storeClient: client, useRedisPackage: true, keyPrefix: 'bench-rlf', points: 1_000_000_000, duration: WINDOW_MS / 1000 });
-    const rlfCall = (i: number) => rlf.consume(key(i));
-    candidates.push({ store: 'redis', algorithm: 'fixed-window', label: 'rate-limiter-flexible RateLimiterRedis.consume', baseline: barePing, call: rlfCall });
-    warm.push(rlfCall);
+    candidates.push({ store: 'redis', algorithm: 'fixed-window', label: 'rate-limiter-flexible RateLimiterRedis.consume', baseline: barePing, call: (i) => rlf.consume(key(i)) });
 
-    for (const call of warm) await warmUp(call, REDIS.warmupCalls);
+    await warmUp(candidates, REDIS.warmupCalls);
     for (const limiter of limiters) {
       if (!(await limiter.consume('bench-probe')).shared) throw new Error('bench: createRateLimiter(redis) answered locally; Redis not reachable');
     }
@@ -256,26 +265,16 @@ async function measureRtdb(): Promise<Measured[]> {
       database.ref(`bench/bare/${key(i)}`).transaction((current: Record<string, number> | null) => windowNode((current?.[String(windowNumberAt(Date.now(), WINDOW_MS))] ?? 0) + 1), undefined, false);
     const bare: Candidate = { store: 'rtdb', algorithm: null, label: 'firebase transaction on a listened node (no decision; the floor)', baseline: set, call: bareCall };
     const candidates: Candidate[] = [set, bare];
-    const warm: ((i: number) => Promise<unknown>)[] = [setCall, bareCall];
     const limiters: RateLimiter[] = [];
 
     for (const algorithm of ALGORITHM_NAMES) {
-      const policy = benchPolicy(algorithm);
-      const policies: PolicySet = [policy];
       const store = new RtdbWindowStore({ database, rootPath: `bench/store/${algorithm}`, sweepIntervalMs: 0 });
-      const limiter = await createRateLimiter({ store: new RtdbWindowStore({ database, rootPath: `bench/limiter/${algorithm}`, sweepIntervalMs: 0 }), policy });
+      const limiter = await createRateLimiter({ store: new RtdbWindowStore({ database, rootPath: `bench/limiter/${algorithm}`, sweepIntervalMs: 0 }), policy: benchPolicy(algorithm) });
       closers.push(() => store.close(), () => limiter.close());
       limiters.push(limiter);
-      const storeCall = (i: number) => store.consume(key(i), Date.now(), policies, 1);
-      const limiterCall = (i: number) => limiter.consume(key(i));
-      candidates.push(
-        { store: 'rtdb', algorithm, label: 'RtdbWindowStore.consume (one transaction)', baseline: set, target: TARGET.rtdb, call: storeCall },
-        { store: 'rtdb', algorithm, label: "createRateLimiter({ backend: 'rtdb' }).consume", baseline: set, target: TARGET.rtdb, call: limiterCall },
-      );
-      warm.push(storeCall, limiterCall);
+      candidates.push(...storeAndLimiterRows({ store: 'rtdb', algorithm, storeLabel: 'RtdbWindowStore.consume (one transaction)', baseline: set }, store, limiter, key));
     }
-    // Warm-up: connection, JIT, every key's listener and node on the server.
-    for (const call of warm) await warmUp(call, RTDB.warmupCalls);
+    await warmUp(candidates, RTDB.warmupCalls);
     for (const limiter of limiters) {
       if (!(await limiter.consume(key(0))).shared) throw new Error('bench: createRateLimiter(rtdb) answered locally');
     }

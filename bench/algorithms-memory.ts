@@ -5,6 +5,7 @@ import type { AlgorithmName } from '../src/limiter/algorithms';
 import { createRateLimiter } from '../src/limiter/create-rate-limiter';
 import { MAX_SLIDING_LOG_LIMIT, type PolicySet, type RateLimitPolicy } from '../src/limiter/policy';
 import { MemoryWindowStore } from '../src/limiter/stores/memory-store';
+import { sendCpuUsage } from './bench-child';
 
 /**
  * The in-process candidates of `npm run bench -- algorithms`, each run in a
@@ -168,8 +169,7 @@ async function child(id: string, keyCount: number, warmupCalls: number): Promise
   process.on('message', (message: BlockRequest | 'cpu' | 'stop') => {
     if (message === 'stop') process.exit(0);
     if (message === 'cpu') {
-      const { user, system } = process.cpuUsage();
-      process.send?.({ cpuUs: user + system });
+      sendCpuUsage();
       return;
     }
     void timeBlock(call, keys, message.offset, message.calls, sync).then((nsPerCall) => process.send?.({ nsPerCall }));

@@ -1,12 +1,10 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { median, percentile, printTable, type BenchTable } from './bench-table';
-import { startBenchChild, type BenchChild } from './bench-child';
+import { serveAsBenchChild, startBenchChild, type BenchChild } from './bench-child';
 
 /**
  * An integrator's latency for `tools/call` on the real app (memory backend,
@@ -84,33 +82,17 @@ async function serve(): Promise<void> {
   const tokens = new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
   const integrator = await tokens.create({ name: 'integrator' });
   const attacker = await tokens.create({ name: 'attacker' });
-  const server = service.app.listen(0, '127.0.0.1', () => {
-    applyServerTimeouts(server, config.http);
-    const ready: Ready = { port: (server.address() as AddressInfo).port, integratorSecret: integrator.secret, attackerSecret: attacker.secret };
-    process.send?.(ready);
-  });
-  process.on('message', (message: 'cpu' | 'stop') => {
-    if (message === 'cpu') {
-      const { user, system } = process.cpuUsage();
-      process.send?.({ cpuUs: user + system });
-      return;
-    }
-    server.close(() => {
-      void service.release().finally(() => {
-        rmSync(dir, { recursive: true, force: true });
-        process.exit(0);
-      });
-    });
-    server.closeAllConnections();
-  });
+  serveAsBenchChild(
+    service.app,
+    (server): Ready => {
+      applyServerTimeouts(server, config.http);
+      return { port: (server.address() as AddressInfo).port, integratorSecret: integrator.secret, attackerSecret: attacker.secret };
+    },
+    () => service.release().finally(() => rmSync(dir, { recursive: true, force: true })),
+  );
 }
 
 type ServerChild = BenchChild<Ready>;
-
-/** This file again in a child, with tsx as its loader (its CLI would add a grandchild between us and it). */
-function forkSelf(args: readonly string[]): ChildProcess {
-  return fork(__filename, args, { execArgv: ['--import', pathToFileURL(require.resolve('tsx')).href], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-}
 
 function startServer(): Promise<ServerChild> {
   return startBenchChild<Ready>(__filename, ['--serve'], { name: 'attack bench server' });
@@ -178,17 +160,10 @@ async function attack(port: number, name: string, secret: string | undefined): P
 
 async function startAttackers(port: number, attackChosen: Attack, ready: Ready): Promise<{ stop(): Promise<AttackCounts> }> {
   const args = ['--attack', String(port), attackChosen.name, ...(attackChosen.authenticated ? [ready.attackerSecret] : [])];
-  const child = forkSelf(args);
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) => reject(new Error(`attackers exited (${code}) before starting`)));
-  });
+  const child = await startBenchChild<'started'>(__filename, args, { name: 'attackers' });
   return {
-    stop: () =>
-      new Promise<AttackCounts>((resolve) => {
-        child.once('message', (m: { requests: number; statuses: [number, number][] }) => resolve({ requests: m.requests, statuses: new Map(m.statuses) }));
-        child.send('stop');
-      }),
+    // Their answer to 'stop' is their tally; then they exit on their own.
+    stop: () => child.request<{ requests: number; statuses: [number, number][] }>('stop').then((m) => ({ requests: m.requests, statuses: new Map(m.statuses) })),
   };
 }
 

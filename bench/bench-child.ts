@@ -1,6 +1,8 @@
 import { fork, type ChildProcess, type Serializable } from 'node:child_process';
+import type { Server } from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { printTable, type BenchTable } from './bench-table';
 
 /** A bench server in a child process, spoken to over IPC. */
 export interface BenchChild<R> {
@@ -56,4 +58,56 @@ export async function startBenchChild<R>(
       clearTimeout(timer);
     },
   };
+}
+
+// ---------------------------------------------------------------- child side
+
+/** The child's answer to 'cpu': its CPU time so far (user + system, µs). */
+export function sendCpuUsage(): void {
+  const { user, system } = process.cpuUsage();
+  process.send?.({ cpuUs: user + system });
+}
+
+/**
+ * The child side for an HTTP server: listens on a free loopback port, sends
+ * `ready(server)` once listening, answers 'cpu', and on 'stop' closes the
+ * server, runs `cleanUp` and exits, over IPC rather than by a signal so
+ * --cpu-prof can write its profile on a normal exit.
+ */
+export function serveAsBenchChild(
+  app: { listen(port: number, host: string, callback: () => void): Server },
+  ready: (server: Server) => Serializable,
+  cleanUp: () => unknown = () => undefined,
+): void {
+  const server = app.listen(0, '127.0.0.1', () => {
+    process.send?.(ready(server));
+  });
+  process.on('message', (message: 'cpu' | 'stop') => {
+    if (message === 'cpu') {
+      sendCpuUsage();
+      return;
+    }
+    server.close(() => {
+      void Promise.resolve()
+        .then(cleanUp)
+        .finally(() => process.exit(0));
+    });
+    server.closeAllConnections();
+  });
+}
+
+/** A bench file's entry: `--serve NAME` makes it the child serving NAME, anything else runs the bench and prints its table. */
+export function serveOrRun<N extends string>(serve: (name: N) => Promise<void>, run: () => Promise<BenchTable>): void {
+  const at = process.argv.indexOf('--serve');
+  if (at >= 0) {
+    serve(process.argv[at + 1] as N).catch((error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    });
+  } else {
+    run().then(printTable, (error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    });
+  }
 }

@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { median, printTable, type BenchTable } from './bench-table';
-import { startBenchChild } from './bench-child';
+import { interleavedRounds, loadWithCpu, type LoadResult } from './autocannon-rounds';
+import { median, type BenchTable } from './bench-table';
+import { serveAsBenchChild, serveOrRun, startBenchChild } from './bench-child';
 
 /**
  * Throughput of one small route behind each limiter, as a share of the same
@@ -135,19 +135,7 @@ async function serve(name: VariantName): Promise<void> {
   app.get('/hello', (_req, res) => {
     res.json({ hello: 'world' });
   });
-  const server = app.listen(0, '127.0.0.1', () => {
-    process.send?.({ port: (server.address() as AddressInfo).port });
-  });
-  process.on('message', (message: 'cpu' | 'stop') => {
-    if (message === 'cpu') {
-      const { user, system } = process.cpuUsage();
-      process.send?.({ cpuUs: user + system });
-      return;
-    }
-    // Stopped over IPC, not by a signal, so --cpu-prof can write its profile on a normal exit.
-    server.close(() => process.exit(0));
-    server.closeAllConnections();
-  });
+  serveAsBenchChild(app, (server) => ({ port: (server.address() as AddressInfo).port }));
 }
 
 // ---------------------------------------------------------------- load side
@@ -169,22 +157,8 @@ async function startServer(variant: Variant): Promise<ServerChild> {
   return { variant, port: child.ready.port, cpuUs: child.cpuUs, stop: child.stop };
 }
 
-interface LoadResult {
-  readonly rps: number;
-  /** Server CPU per request: unlike req/s, barely moved by whatever else the shared machine runs. */
-  readonly cpuUsPerRequest: number;
-  readonly failures: number;
-}
-
-async function load(server: ServerChild, seconds: number): Promise<LoadResult> {
-  const cpuBefore = await server.cpuUs();
-  const result = await autocannon({ url: `http://127.0.0.1:${server.port}/hello`, connections: CONNECTIONS, duration: seconds });
-  const cpuAfter = await server.cpuUs();
-  return {
-    rps: result.requests.average,
-    cpuUsPerRequest: (cpuAfter - cpuBefore) / Math.max(1, result.requests.total),
-    failures: result.non2xx + result.errors + result.timeouts,
-  };
+function load(server: ServerChild, seconds: number): Promise<LoadResult> {
+  return loadWithCpu(server.cpuUs, { url: `http://127.0.0.1:${server.port}/hello`, connections: CONNECTIONS, duration: seconds });
 }
 
 /** Each header a variant sets, as the load generator sees it: the bench compares like with like. */
@@ -204,20 +178,7 @@ export async function runHttpBench(): Promise<BenchTable> {
       headers.set(s.variant.name, await headersOf(s.port));
       await load(s, WARMUP_SECONDS); // JIT and connection pools warm before anything counts.
     }
-    // Per variant, one entry per round, so each can be set against bare's from the same round.
-    const rps = new Map<VariantName, number[]>(variants.map((v) => [v.name, []]));
-    const cpu = new Map<VariantName, number[]>(variants.map((v) => [v.name, []]));
-    let failures = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      // Rotate the order each round so no variant always follows another's garbage.
-      for (let j = 0; j < servers.length; j++) {
-        const s = servers[(round + j) % servers.length] as ServerChild;
-        const r = await load(s, ROUND_SECONDS);
-        rps.get(s.variant.name)?.push(r.rps);
-        cpu.get(s.variant.name)?.push(r.cpuUsPerRequest);
-        failures += r.failures;
-      }
-    }
+    const { rps, cpu, failures } = await interleavedRounds(servers, (s) => s.variant.name, ROUNDS, (s) => load(s, ROUND_SECONDS));
     // A shared machine's load drifts over seconds: a ratio within one round cancels most of it, a ratio of medians does not.
     const vsBare = (name: VariantName) => median((rps.get(name) ?? []).map((x, i) => x / (rps.get('bare')?.[i] ?? Number.NaN)));
     const vsBareCpu = (name: VariantName) => median((cpu.get(name) ?? []).map((x, i) => (cpu.get('bare')?.[i] ?? Number.NaN) / x));
@@ -253,17 +214,4 @@ export async function runHttpBench(): Promise<BenchTable> {
   }
 }
 
-if (require.main === module) {
-  const at = process.argv.indexOf('--serve');
-  if (at >= 0) {
-    serve(process.argv[at + 1] as VariantName).catch((error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    });
-  } else {
-    runHttpBench().then(printTable, (error: unknown) => {
-      console.error(error);
-      process.exitCode = 1;
-    });
-  }
-}
+if (require.main === module) serveOrRun(serve, runHttpBench);

@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import autocannon from 'autocannon';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
-import { median, printTable, type BenchTable } from './bench-table';
-import { startBenchChild } from './bench-child';
+import { interleavedRounds, loadWithCpu, type LoadResult } from './autocannon-rounds';
+import { median, type BenchTable } from './bench-table';
+import { serveAsBenchChild, serveOrRun, startBenchChild } from './bench-child';
 
 /**
  * End to end, one MCP `tools/call` of `whoami`: firelimit as `npm start`
@@ -135,21 +135,7 @@ const BARE_SECRET = 'flk_bench_bare_secret';
 async function serve(name: VariantName): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'firelimit-mcp-bench-'));
   const { app, secret } = name === 'firelimit' ? await firelimitApp(dir) : { app: await bareApp(name, BARE_SECRET), secret: BARE_SECRET };
-  const server = app.listen(0, '127.0.0.1', () => {
-    process.send?.({ port: (server.address() as AddressInfo).port, secret });
-  });
-  process.on('message', (message: 'cpu' | 'stop') => {
-    if (message === 'cpu') {
-      const { user, system } = process.cpuUsage();
-      process.send?.({ cpuUs: user + system });
-      return;
-    }
-    server.close(() => {
-      rmSync(dir, { recursive: true, force: true });
-      process.exit(0);
-    });
-    server.closeAllConnections();
-  });
+  serveAsBenchChild(app, (server) => ({ port: (server.address() as AddressInfo).port, secret }), () => rmSync(dir, { recursive: true, force: true }));
 }
 
 // ---------------------------------------------------------------- load side
@@ -205,22 +191,9 @@ async function checkAnswer(server: ServerChild, era: EraName): Promise<void> {
   }
 }
 
-interface LoadResult {
-  readonly rps: number;
-  readonly cpuUsPerRequest: number;
-  readonly failures: number;
-}
-
-async function load(server: ServerChild, era: EraName, seconds: number): Promise<LoadResult> {
+function load(server: ServerChild, era: EraName, seconds: number): Promise<LoadResult> {
   const { headers, body } = callFor(era, server.secret);
-  const cpuBefore = await server.cpuUs();
-  const result = await autocannon({ url: `http://127.0.0.1:${server.port}/mcp`, method: 'POST', headers, body, connections: CONNECTIONS, duration: seconds });
-  const cpuAfter = await server.cpuUs();
-  return {
-    rps: result.requests.average,
-    cpuUsPerRequest: (cpuAfter - cpuBefore) / Math.max(1, result.requests.total),
-    failures: result.non2xx + result.errors + result.timeouts,
-  };
+  return loadWithCpu(server.cpuUs, { url: `http://127.0.0.1:${server.port}/mcp`, method: 'POST', headers, body, connections: CONNECTIONS, duration: seconds });
 }
 
 interface Cell {
@@ -242,18 +215,7 @@ export async function runMcpCallBench(): Promise<BenchTable> {
       await checkAnswer(cell.server, cell.era);
       await load(cell.server, cell.era, WARMUP_SECONDS);
     }
-    const rps = new Map<string, number[]>(cells.map((c) => [c.key, []]));
-    const cpu = new Map<string, number[]>(cells.map((c) => [c.key, []]));
-    let failures = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      for (let j = 0; j < cells.length; j++) {
-        const cell = cells[(round + j) % cells.length] as Cell;
-        const r = await load(cell.server, cell.era, ROUND_SECONDS);
-        rps.get(cell.key)?.push(r.rps);
-        cpu.get(cell.key)?.push(r.cpuUsPerRequest);
-        failures += r.failures;
-      }
-    }
+    const { rps, cpu, failures } = await interleavedRounds(cells, (c) => c.key, ROUNDS, (c) => load(c.server, c.era, ROUND_SECONDS));
     /** Per round, this cell's req/s over the faster bare SDK server's in the same era and round; the median of those. */
     const vsBare = (key: string, era: EraName): number => {
       const bare = BARE.map((name) => rps.get(`${name}@${era}`)).filter((r): r is number[] => r !== undefined);
@@ -289,17 +251,4 @@ export async function runMcpCallBench(): Promise<BenchTable> {
   }
 }
 
-if (require.main === module) {
-  const at = process.argv.indexOf('--serve');
-  if (at >= 0) {
-    serve(process.argv[at + 1] as VariantName).catch((error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    });
-  } else {
-    runMcpCallBench().then(printTable, (error: unknown) => {
-      console.error(error);
-      process.exitCode = 1;
-    });
-  }
-}
+if (require.main === module) serveOrRun(serve, runMcpCallBench);

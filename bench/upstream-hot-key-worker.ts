@@ -5,6 +5,7 @@ import type { UpstreamPolicy } from '../src/limiter/upstream/upstream-policy';
 import type { UpstreamQuotaStore } from '../src/limiter/upstream/upstream-quota-store';
 import type { RtdbTestServer } from '../test/support/rtdb-server';
 import { createAdminApp, deleteAdminApp } from '../test/support/rtdb-server/admin-app';
+import { sendCpuUsage } from './bench-child';
 
 /**
  * One of the three processes of `npm run bench -- upstream-hot-key`: its own
@@ -111,8 +112,7 @@ async function child(host: string, databaseUrl: string, tag: string): Promise<vo
       return;
     }
     if (message === 'cpu') {
-      const { user, system } = process.cpuUsage();
-      process.send?.({ cpuUs: user + system });
+      sendCpuUsage();
       return;
     }
     void step(rtdb, message, tag).then((report) => process.send?.(report));

@@ -1,8 +1,13 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CorruptOverrideError, parseOverrideRecord, type LimitOverrideRecord, type LimitOverrideStore } from './limit-override-record';
-import { acquireTokenFileLock, isErrno } from './token-file-lock';
+import { isErrno } from './token-file-lock';
 import { writeJsonFileAtomically } from './atomic-json-file';
+import { LockedWriteQueue } from './locked-write-queue';
+
+function isLive(record: LimitOverrideRecord, nowMs: number): boolean {
+  return record.expiresAtMs === null || record.expiresAtMs > nowMs;
+}
 
 /**
  * Overrides in one JSON file, written the way the token file is (temporary
@@ -12,14 +17,15 @@ import { writeJsonFileAtomically } from './atomic-json-file';
  */
 export class FileOverrideStore implements LimitOverrideStore {
   readonly path: string;
-  private writeQueue: Promise<unknown> = Promise.resolve();
+  private readonly writes: LockedWriteQueue;
 
   constructor(filePath: string) {
     this.path = path.resolve(filePath);
+    this.writes = new LockedWriteQueue(this.path);
   }
 
   async list(nowMs: number): Promise<LimitOverrideRecord[]> {
-    return (await this.readAll()).filter((r) => r.expiresAtMs === null || r.expiresAtMs > nowMs);
+    return (await this.readAll()).filter((r) => isLive(r, nowMs));
   }
 
   put(record: LimitOverrideRecord): Promise<void> {
@@ -34,7 +40,7 @@ export class FileOverrideStore implements LimitOverrideStore {
   }
 
   async close(): Promise<void> {
-    await this.writeQueue;
+    await this.writes.drained();
   }
 
   private async readAll(): Promise<LimitOverrideRecord[]> {
@@ -57,23 +63,10 @@ export class FileOverrideStore implements LimitOverrideStore {
   }
 
   private mutate<T>(nowMs: number, change: (live: readonly LimitOverrideRecord[]) => { records: readonly LimitOverrideRecord[]; result: T }): Promise<T> {
-    const run = this.writeQueue.then(async () => {
-      await mkdir(path.dirname(this.path), { recursive: true, mode: 0o700 });
-      const release = await acquireTokenFileLock(`${this.path}.lock`);
-      try {
-        const live = (await this.readAll()).filter((r) => r.expiresAtMs === null || r.expiresAtMs > nowMs);
-        const { records, result } = change(live);
-        await this.writeAtomically(records);
-        return result;
-      } finally {
-        await release();
-      }
+    return this.writes.run(async () => {
+      const { records, result } = change((await this.readAll()).filter((r) => isLive(r, nowMs)));
+      await writeJsonFileAtomically(this.path, { version: 1, overrides: records });
+      return result;
     });
-    this.writeQueue = run.catch(() => undefined);
-    return run;
-  }
-
-  private async writeAtomically(records: readonly LimitOverrideRecord[]): Promise<void> {
-    await writeJsonFileAtomically(this.path, { version: 1, overrides: records });
   }
 }

@@ -1,17 +1,12 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { silentLogger, type Logger } from '../shared/logger';
 import type { TokenRecord, TokenStore } from './token-record';
 import { CorruptTokenRecordError, parseTokenRecord } from './token-record-schema';
 import { EMPTY_TOKEN_FILE_INDEX, parseTokenFile, type TokenFileIndex } from './token-file-index';
-import {
-  acquireTokenFileLock,
-  checkLockTimings,
-  DEFAULT_LOCK_TIMEOUT_MS,
-  DEFAULT_STALE_LOCK_MS,
-  isErrno,
-} from './token-file-lock';
+import { checkLockTimings, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STALE_LOCK_MS, isErrno } from './token-file-lock';
 import { writeJsonFileAtomically } from './atomic-json-file';
+import { LockedWriteQueue } from './locked-write-queue';
 
 export { TokenFileLockError } from './token-file-lock';
 
@@ -68,8 +63,6 @@ type FileVersion = string;
  */
 export class FileTokenStore implements TokenStore {
   readonly path: string;
-  private readonly lockTimeoutMs: number;
-  private readonly staleLockMs: number;
   private readonly logger: Logger;
   /** The last parse of one file version, or why that version could not be used (so it is not re-parsed per lookup). */
   private cached: { version: FileVersion; index: TokenFileIndex } | { version: FileVersion; error: Error } | undefined;
@@ -77,14 +70,14 @@ export class FileTokenStore implements TokenStore {
   private seenFile = false;
   /** What was last logged as wrong with the file, so each problem is logged once. */
   private reportedProblem: string | undefined;
-  /** Serialises this process's writers; the lock file serialises processes. */
-  private writeQueue: Promise<unknown> = Promise.resolve();
+  private readonly writes: LockedWriteQueue;
 
   constructor(options: FileTokenStoreOptions) {
     this.path = path.resolve(options.path);
-    this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
-    this.staleLockMs = options.staleLockMs ?? DEFAULT_STALE_LOCK_MS;
-    checkLockTimings(this.lockTimeoutMs, this.staleLockMs);
+    const timeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+    const staleMs = options.staleLockMs ?? DEFAULT_STALE_LOCK_MS;
+    checkLockTimings(timeoutMs, staleMs);
+    this.writes = new LockedWriteQueue(this.path, { timeoutMs, staleMs });
     this.logger = options.logger ?? silentLogger;
   }
 
@@ -142,7 +135,7 @@ export class FileTokenStore implements TokenStore {
   }
 
   async close(): Promise<void> {
-    await this.writeQueue.catch(() => undefined);
+    await this.writes.drained();
     this.cached = undefined;
   }
 
@@ -211,27 +204,11 @@ export class FileTokenStore implements TokenStore {
 
   /** Read-modify-write under the in-process queue and the cross-process lock. */
   private mutate<T>(change: (current: TokenFileIndex) => { records?: readonly TokenRecord[]; result: T }): Promise<T> {
-    const run = this.writeQueue.then(async () => {
-      await mkdir(path.dirname(this.path), { recursive: true, mode: 0o700 });
-      const release = await this.lock();
-      try {
-        this.cached = undefined; // another process may have written within our mtime granularity
-        const { records, result } = change(await this.read());
-        if (records !== undefined) await this.writeAtomically({ version: 1, tokens: records });
-        return result;
-      } finally {
-        await release();
-      }
+    return this.writes.run(async () => {
+      this.cached = undefined; // another process may have written within our mtime granularity
+      const { records, result } = change(await this.read());
+      if (records !== undefined) await writeJsonFileAtomically(this.path, { version: 1, tokens: records } satisfies FileContent);
+      return result;
     });
-    this.writeQueue = run.catch(() => undefined);
-    return run;
-  }
-
-  private async writeAtomically(content: FileContent): Promise<void> {
-    await writeJsonFileAtomically(this.path, content);
-  }
-
-  private lock(): Promise<() => Promise<void>> {
-    return acquireTokenFileLock(`${this.path}.lock`, { timeoutMs: this.lockTimeoutMs, staleMs: this.staleLockMs });
   }
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, SdkHttpError, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { firstRejection } from '../support/mcp-calls';
 import { buildTestApp, GOOD_SECRET, TEST_TOKEN, type TestApp } from '../support/mcp-test-app';
 
 /**
@@ -154,13 +155,7 @@ describe('a refusal, as each client hands it to the caller', () => {
     const seen = newSeen();
     const client = await connectV2(started.url, era, seen);
     try {
-      let failure: unknown;
-      for (let i = 0; i < 5 && failure === undefined; i++) {
-        failure = await client.callTool({ name: 'whoami', arguments: {} }).then(
-          () => undefined,
-          (error: unknown) => error,
-        );
-      }
+      const failure = await firstRejection(() => client.callTool({ name: 'whoami', arguments: {} }));
       expect(failure).toBeInstanceOf(SdkHttpError);
       const error = failure as SdkHttpError;
       expect(error.status).toBe(429);
@@ -185,13 +180,7 @@ describe('a refusal, as each client hands it to the caller', () => {
     const client = new ClientV1({ name: 'firelimit-test-client', version: '1.0.0' });
     await client.connect(transport);
     try {
-      let failure: unknown;
-      for (let i = 0; i < 5 && failure === undefined; i++) {
-        failure = await client.callTool({ name: 'whoami', arguments: {} }).then(
-          () => undefined,
-          (error: unknown) => error,
-        );
-      }
+      const failure = await firstRejection(() => client.callTool({ name: 'whoami', arguments: {} }));
       expect(failure).toBeInstanceOf(StreamableHTTPError);
       const error = failure as StreamableHTTPError;
       expect(error.code).toBe(429);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { AI_SDK_OBSERVED, LANGCHAIN_OBSERVED, MCP_REMOTE_OBSERVED } from '../../src/developers/developers-clients';
+import { firstRejection } from '../support/mcp-calls';
 import { buildTestApp, GOOD_SECRET, TEST_TOKEN, type TestApp } from '../support/mcp-test-app';
 
 /**
@@ -208,13 +209,7 @@ describe(`LangChain MCP adapters (@langchain/mcp-adapters ${LANGCHAIN_OBSERVED.v
       const whoami = tools.find((tool) => tool.name === 'whoami');
       const first = (await whoami?.invoke({})) as { structuredContent?: unknown };
       expect(first.structuredContent).toEqual({ tokenId: TEST_TOKEN.id, name: TEST_TOKEN.name, tier: 'default', scopes: ['mcp'] });
-      let failure: unknown;
-      for (let i = 0; i < 5 && failure === undefined; i++) {
-        failure = await whoami?.invoke({}).then(
-          () => undefined,
-          (error: unknown) => error,
-        );
-      }
+      const failure = await firstRejection(() => whoami?.invoke({}));
       const error = failure as Error;
       expect(error.constructor.name).toBe(LANGCHAIN_OBSERVED.errorClass);
       // Nothing but the string: no status, no data, no cause.

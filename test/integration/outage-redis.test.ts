@@ -5,12 +5,12 @@ import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
 import {
   DEADLINE_MS,
   events,
+  expectFailClosedRefusals,
   expectHealthy,
+  expectHungWithoutWaits,
   expectOneOutage,
   MARGIN_MS,
-  NO_WAIT_MS,
   PROBE_INTERVAL_MS,
-  seriesValue,
   startOutageApp,
   trafficFor,
   trafficUntilShared,
@@ -119,20 +119,7 @@ describe('Redis outage over HTTP', () => {
     const app = await viaCreateRateLimiter('fail-open');
     await expectHealthy(app);
 
-    redis.suspend();
-    try {
-      const first = await app.hit();
-      figures.hung_first_request = first.elapsedMs;
-      expect(first).toMatchObject({ status: 200, shared: false, reason: 'local_fallback' });
-      expect(first.elapsedMs).toBeLessThanOrEqual(DEADLINE_MS + MARGIN_MS);
-      const following = [];
-      for (let i = 0; i < 15; i++) following.push(await app.hit());
-      figures.hung_following_max = Math.max(...following.map((h) => h.elapsedMs));
-      expect(following.every((h) => h.status === 200 && h.shared === false)).toBe(true);
-      for (const hit of following) expect(hit.elapsedMs).toBeLessThan(NO_WAIT_MS);
-    } finally {
-      redis.resume();
-    }
+    await expectHungWithoutWaits(app, figures, () => redis.suspend(), () => redis.resume());
     const { sharedAfterMs } = await trafficUntilShared(app, performance.now(), PROBE_INTERVAL_MS + 1_000 + MARGIN_MS);
     figures.hung_shared_after_resume = sharedAfterMs ?? Number.NaN;
     expect(sharedAfterMs).toBeDefined();
@@ -144,19 +131,7 @@ describe('Redis outage over HTTP', () => {
     const app = await viaCreateRateLimiter('fail-closed');
     await expectHealthy(app);
 
-    const refusalsBefore = (await seriesValue(app.metrics, 'firelimit_outage_refusals_total{backend="redis"}')) ?? 0;
-    await redis.stop();
-    const during = await trafficFor(app, 1_500);
-    expect(during.length).toBeGreaterThan(3);
-    for (const hit of during) {
-      expect(hit).toMatchObject({ status: 503, reason: 'backend_unavailable' });
-      expect(Number(hit.retryAfter)).toBeGreaterThanOrEqual(1);
-      expect(Number(hit.retryAfter)).toBeLessThanOrEqual(Math.ceil(PROBE_INTERVAL_MS / 1000));
-    }
-    // Only this outage's refusals: while the app first connected, fail-closed refused too.
-    const refusalsAfter = (await seriesValue(app.metrics, 'firelimit_outage_refusals_total{backend="redis"}')) ?? 0;
-    expect(refusalsAfter - refusalsBefore).toBe(during.length);
-    expect(await seriesValue(app.metrics, 'firelimit_decisions_total{result="limited",source="local"}')).toBe(0);
+    await expectFailClosedRefusals(app, 'redis', () => redis.stop());
 
     await redis.restart();
     const { hits, sharedAfterMs } = await trafficUntilShared(app, performance.now(), 5_000);

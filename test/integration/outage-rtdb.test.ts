@@ -4,12 +4,13 @@ import { getDatabase, type Database } from 'firebase-admin/database';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import {
   DEADLINE_MS,
+  expectFailClosedRefusals,
   expectHealthy,
+  expectHungWithoutWaits,
   expectOneOutage,
   MARGIN_MS,
   NO_WAIT_MS,
   PROBE_INTERVAL_MS,
-  seriesValue,
   startOutageApp,
   trafficFor,
   trafficUntilShared,
@@ -127,21 +128,7 @@ describe('RTDB outage over HTTP', () => {
     const { app } = await rtdbApp('fail-open');
     await expectHealthy(app);
 
-    await server.suspend();
-    try {
-      const first = await app.hit();
-      figures.hung_first_request = first.elapsedMs;
-      expect(first).toMatchObject({ status: 200, shared: false, reason: 'local_fallback' });
-      expect(first.elapsedMs).toBeLessThanOrEqual(DEADLINE_MS + MARGIN_MS);
-      // Inside one probe interval: none of these is a probe, none may wait.
-      const following = [];
-      for (let i = 0; i < 15; i++) following.push(await app.hit());
-      figures.hung_following_max = Math.max(...following.map((h) => h.elapsedMs));
-      expect(following.every((h) => h.status === 200 && h.shared === false)).toBe(true);
-      for (const hit of following) expect(hit.elapsedMs).toBeLessThan(NO_WAIT_MS);
-    } finally {
-      await server.resume();
-    }
+    await expectHungWithoutWaits(app, figures, () => server.suspend(), () => server.resume());
     const resumedAt = performance.now();
     const { sharedAfterMs } = await trafficUntilShared(app, resumedAt, PROBE_INTERVAL_MS + 1_000 + MARGIN_MS);
     figures.hung_shared_after_resume = sharedAfterMs ?? Number.NaN;
@@ -153,21 +140,11 @@ describe('RTDB outage over HTTP', () => {
     const { app, database } = await rtdbApp('fail-closed');
     await expectHealthy(app);
 
-    const refusalsBefore = (await seriesValue(app.metrics, 'firelimit_outage_refusals_total{backend="rtdb"}')) ?? 0;
-    const disconnected = nextDisconnected(database);
-    await server.stop();
-    await disconnected;
-    const during = await trafficFor(app, 1_500);
-    expect(during.length).toBeGreaterThan(3);
-    for (const hit of during) {
-      expect(hit).toMatchObject({ status: 503, reason: 'backend_unavailable' });
-      expect(Number(hit.retryAfter)).toBeGreaterThanOrEqual(1);
-      expect(Number(hit.retryAfter)).toBeLessThanOrEqual(Math.ceil(PROBE_INTERVAL_MS / 1000));
-    }
-    // Only this outage's refusals: while the app first connected, fail-closed refused too.
-    const refusalsAfter = (await seriesValue(app.metrics, 'firelimit_outage_refusals_total{backend="rtdb"}')) ?? 0;
-    expect(refusalsAfter - refusalsBefore).toBe(during.length);
-    expect(await seriesValue(app.metrics, 'firelimit_decisions_total{result="limited",source="local"}')).toBe(0);
+    await expectFailClosedRefusals(app, 'rtdb', async () => {
+      const disconnected = nextDisconnected(database);
+      await server.stop();
+      await disconnected;
+    });
 
     const reconnected = nextConnected(database);
     await server.restart();

@@ -142,3 +142,15 @@ export async function roomInWindow(windowMs: number, needMs: number): Promise<nu
   await sleepUntil(start + windowMs + 30);
   return start + windowMs;
 }
+
+/** Makes `call` until one rejects, at most `attempts` times: what a client throws once the limit is spent (undefined if no call failed). */
+export async function firstRejection(call: () => Promise<unknown> | undefined, attempts = 5): Promise<unknown> {
+  for (let i = 0; i < attempts; i++) {
+    const failure = await call()?.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    if (failure !== undefined) return failure;
+  }
+  return undefined;
+}

@@ -150,3 +150,47 @@ export async function expectOneOutage(app: OutageApp, backend: string): Promise<
   expect(await seriesValue(app.metrics, `firelimit_backend_outages_total{backend="${backend}"}`)).toBe(app.outagesBefore + 1);
   expect(await seriesValue(app.metrics, `firelimit_backend_outage_active{backend="${backend}"}`)).toBe(0);
 }
+
+/**
+ * A hung backend, fail-open: `suspend` it, then the first request waits at
+ * most the deadline and the 15 after it (inside one probe interval, so none
+ * is a probe) do not wait at all; `resume` it whatever happened. Records
+ * hung_first_request and hung_following_max in `figures`.
+ */
+export async function expectHungWithoutWaits(app: OutageApp, figures: Record<string, number>, suspend: () => unknown, resume: () => unknown): Promise<void> {
+  await suspend();
+  try {
+    const first = await app.hit();
+    figures.hung_first_request = first.elapsedMs;
+    expect(first).toMatchObject({ status: 200, shared: false, reason: 'local_fallback' });
+    expect(first.elapsedMs).toBeLessThanOrEqual(DEADLINE_MS + MARGIN_MS);
+    const following = [];
+    for (let i = 0; i < 15; i++) following.push(await app.hit());
+    figures.hung_following_max = Math.max(...following.map((h) => h.elapsedMs));
+    expect(following.every((h) => h.status === 200 && h.shared === false)).toBe(true);
+    for (const hit of following) expect(hit.elapsedMs).toBeLessThan(NO_WAIT_MS);
+  } finally {
+    await resume();
+  }
+}
+
+/**
+ * A backend down, fail-closed: once `stop` resolves, 1.5 s of traffic is all
+ * 503 backend_unavailable with a Retry-After within the probe interval, each
+ * counted as an outage refusal of `backend` and none as a rate-limit hit.
+ */
+export async function expectFailClosedRefusals(app: OutageApp, backend: string, stop: () => Promise<unknown>): Promise<void> {
+  const series = `firelimit_outage_refusals_total{backend="${backend}"}`;
+  const refusalsBefore = (await seriesValue(app.metrics, series)) ?? 0;
+  await stop();
+  const during = await trafficFor(app, 1_500);
+  expect(during.length).toBeGreaterThan(3);
+  for (const hit of during) {
+    expect(hit).toMatchObject({ status: 503, reason: 'backend_unavailable' });
+    expect(Number(hit.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(Number(hit.retryAfter)).toBeLessThanOrEqual(Math.ceil(PROBE_INTERVAL_MS / 1000));
+  }
+  // Only this outage's refusals: while the app first connected, fail-closed refused too.
+  expect(((await seriesValue(app.metrics, series)) ?? 0) - refusalsBefore).toBe(during.length);
+  expect(await seriesValue(app.metrics, 'firelimit_decisions_total{result="limited",source="local"}')).toBe(0);
+}

@@ -94,6 +94,27 @@ async function admitted(limiter: WindowRateLimiter, calls: number, key = 'tok_a'
   return allowed;
 }
 
+type OutageStep = { readonly instance: number; readonly down: boolean; readonly cost: number };
+
+/** Calls on key tok_p by three instances, the shared database up or down per step. */
+const outageSteps = fc.array(fc.record({ instance: fc.integer({ min: 0, max: 2 }), down: fc.boolean(), cost: fc.integer({ min: 0, max: 3 }) }), { maxLength: 60 });
+
+/** Runs `steps` on three instances sharing one database, then brings it back and reconciles every instance; the units admitted. */
+async function admitThenReconcile(steps: readonly OutageStep[], policies: PolicySet): Promise<{ db: SharedDatabase; nowMs: number; admittedUnits: number }> {
+  const db = new SharedDatabase();
+  const clock = { nowMs: T0 };
+  const all = instances(3, db, clock, silentLogger, policies);
+  let admittedUnits = 0;
+  for (const s of steps) {
+    db.down = s.down;
+    const d = await all[s.instance]!.limiter.consume('tok_p', { cost: s.cost });
+    if (d.allowed) admittedUnits += s.cost;
+  }
+  db.down = false;
+  for (const { limiter } of all) await limiter.reconcile();
+  return { db, nowMs: clock.nowMs, admittedUnits };
+}
+
 describe('fail-open outage accounting', () => {
   test('a local window starts from the last shared count this instance knew, not from zero', async () => {
     const db = new SharedDatabase();
@@ -250,21 +271,10 @@ describe('fail-open outage accounting', () => {
   });
 
   test('property: once reconciled, the shared window has spent exactly what every instance admitted', async () => {
-    const step = fc.record({ instance: fc.integer({ min: 0, max: 2 }), down: fc.boolean(), cost: fc.integer({ min: 0, max: 3 }) });
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { maxLength: 60 }), async (steps) => {
-        const db = new SharedDatabase();
-        const clock = { nowMs: T0 };
-        const all = instances(3, db, clock);
-        let admittedUnits = 0;
-        for (const s of steps) {
-          db.down = s.down;
-          const d = await all[s.instance]!.limiter.consume('tok_p', { cost: s.cost });
-          if (d.allowed) admittedUnits += s.cost;
-        }
-        db.down = false;
-        for (const { limiter } of all) await limiter.reconcile();
-        expect(await db.spent('tok_p', clock.nowMs)).toBe(admittedUnits);
+      fc.asyncProperty(outageSteps, async (steps) => {
+        const { db, nowMs, admittedUnits } = await admitThenReconcile(steps, [policy]);
+        expect(await db.spent('tok_p', nowMs)).toBe(admittedUnits);
         expect(admittedUnits).toBeLessThanOrEqual(3 * policy.limit);
       }),
       { numRuns: 200 },
@@ -310,21 +320,10 @@ describe('fail-open outage accounting across windows and algorithms', () => {
   });
 
   test.each(SETS)('$name, property: once reconciled, each shared state has spent exactly what every instance admitted', async ({ policies }) => {
-    const step = fc.record({ instance: fc.integer({ min: 0, max: 2 }), down: fc.boolean(), cost: fc.integer({ min: 0, max: 3 }) });
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { maxLength: 60 }), async (steps) => {
-        const db = new SharedDatabase();
-        const clock = { nowMs: T0 };
-        const all = instances(3, db, clock, silentLogger, policies);
-        let admittedUnits = 0;
-        for (const s of steps) {
-          db.down = s.down;
-          const d = await all[s.instance]!.limiter.consume('tok_p', { cost: s.cost });
-          if (d.allowed) admittedUnits += s.cost;
-        }
-        db.down = false;
-        for (const { limiter } of all) await limiter.reconcile();
-        expect(db.spentEach('tok_p', clock.nowMs, policies)).toEqual(policies.map(() => admittedUnits));
+      fc.asyncProperty(outageSteps, async (steps) => {
+        const { db, nowMs, admittedUnits } = await admitThenReconcile(steps, policies);
+        expect(db.spentEach('tok_p', nowMs, policies)).toEqual(policies.map(() => admittedUnits));
         expect(admittedUnits).toBeLessThanOrEqual(3 * 10);
       }),
       { numRuns: 100 },

@@ -1,4 +1,5 @@
 import type { FixedWindowState } from '../../algorithms/fixed-window';
+import { luaLatestWindow, luaParseIntegers } from './lua-fragments';
 import { luaTwin } from './twin-protocol';
 
 /**
@@ -15,29 +16,21 @@ import { luaTwin } from './twin-protocol';
  * hold it to the TypeScript; change one, change both.
  */
 export const FIXED_WINDOW_TWIN = luaTwin(`
-local function parse(raw)
-  if not raw then
-    return nil
+${luaParseIntegers('^(%d+):(%d+)$')}
+
+local function countIn(s, n)
+  if s and s[1] == n then
+    return s[2]
   end
-  local w, c = string.match(raw, '^(%d+):(%d+)$')
-  if not w then
-    return nil
-  end
-  return {tonumber(w), tonumber(c)}
+  return 0
 end
 
 local state = parse(redis.call('GET', KEYS[1]))
 
 if mode == 'decide' then
   local cost = amount
-  local n = math.floor(nowMs / windowMs)
-  if state and state[1] > n then
-    n = state[1]
-  end
-  local spent = 0
-  if state and state[1] == n then
-    spent = state[2]
-  end
+${luaLatestWindow(['state'], '  ')}
+  local spent = countIn(state, n)
   local resetAtMs = (n + 1) * windowMs
   local allowed = cost == 0 or spent + cost <= limit
   local count = spent
@@ -60,22 +53,9 @@ end
 
 local delta = amount
 local atLeast = parse(atLeastRaw)
-local n = math.floor(nowMs / windowMs)
-if state and state[1] > n then
-  n = state[1]
-end
-if atLeast and atLeast[1] > n then
-  n = atLeast[1]
-end
-local known = 0
-if atLeast and atLeast[1] == n then
-  known = atLeast[2]
-end
-local spent = 0
-if state and state[1] == n then
-  spent = state[2]
-end
-local count = math.max(spent, known) + delta
+${luaLatestWindow(['state', 'atLeast'])}
+local spent = countIn(state, n)
+local count = math.max(spent, countIn(atLeast, n)) + delta
 if count < 0 then
   count = 0
 end

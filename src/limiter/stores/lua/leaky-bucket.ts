@@ -1,4 +1,5 @@
 import type { LeakyBucketState } from '../../algorithms/leaky-bucket';
+import { LUA_CEIL_MS, luaParseIntegers } from './lua-fragments';
 import { luaTwin } from './twin-protocol';
 
 /**
@@ -9,16 +10,7 @@ import { luaTwin } from './twin-protocol';
  * the two together.
  */
 export const LEAKY_BUCKET_TWIN = luaTwin(`
-local function parse(raw)
-  if not raw then
-    return nil
-  end
-  local t, r = string.match(raw, '^(%d+):(%d+)$')
-  if not t then
-    return nil
-  end
-  return {tonumber(t), tonumber(r)}
-end
+${luaParseIntegers('^(%d+):(%d+)$')}
 
 local function shift(ms, rem, units)
   local r = rem + units * windowMs
@@ -47,12 +39,7 @@ local function withinSpan(ms, rem, span)
   return aheadMs < spanMs or (aheadMs == spanMs and rem <= spanRem)
 end
 
-local function ceilMs(ms, rem)
-  if rem > 0 then
-    return ms + 1
-  end
-  return ms
-end
+${LUA_CEIL_MS}
 
 local state = parse(redis.call('GET', KEYS[1]))
 

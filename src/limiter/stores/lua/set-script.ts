@@ -5,6 +5,7 @@ import { LEAKY_BUCKET_TWIN } from './leaky-bucket';
 import { SLIDING_LOG_TWIN } from './sliding-log';
 import { SLIDING_WINDOW_TWIN } from './sliding-window';
 import { TOKEN_BUCKET_TWIN } from './token-bucket';
+import { LUA_TTL_UNTIL } from './lua-fragments';
 import { LUA_REPLY, type LuaTwin } from './twin-protocol';
 
 /**
@@ -58,6 +59,8 @@ local ttlMarginMs = tonumber(ARGV[3])
 
 ${LUA_REPLY}
 
+${LUA_TTL_UNTIL}
+
 local function twinOf(name)
 ${Object.entries(TWINS)
   .map(([name, twin]) => asBranch(name, twin))
@@ -75,11 +78,7 @@ local function run(i, runMode, amount, atLeastRaw)
   local base = 3 + (i - 1) * 6
   local write = nil
   local function store(value, expiresAtMs)
-    local ttl = expiresAtMs - nowMs + ttlMarginMs
-    if ttl < 1 then
-      ttl = 1
-    end
-    write = {value, ttl}
+    write = {value, ttlUntil(expiresAtMs)}
   end
   local function remove()
     write = {false, 0}

@@ -1,4 +1,5 @@
 import type { SlidingWindowState } from '../../algorithms/sliding-window';
+import { luaLatestWindow, luaParseIntegers } from './lua-fragments';
 import { luaTwin } from './twin-protocol';
 
 /**
@@ -8,16 +9,7 @@ import { luaTwin } from './twin-protocol';
  * test/integration/algorithm-lua-twins.test.ts holds the two together.
  */
 export const SLIDING_WINDOW_TWIN = luaTwin(`
-local function parse(raw)
-  if not raw then
-    return nil
-  end
-  local w, c, p = string.match(raw, '^(%d+):(%d+):(%d+)$')
-  if not w then
-    return nil
-  end
-  return {tonumber(w), tonumber(c), tonumber(p)}
-end
+${luaParseIntegers('^(%d+):(%d+):(%d+)$')}
 
 local function rolled(s, n)
   if not s then
@@ -71,10 +63,7 @@ local state = parse(redis.call('GET', KEYS[1]))
 
 if mode == 'decide' then
   local cost = amount
-  local n = math.floor(nowMs / windowMs)
-  if state and state[1] > n then
-    n = state[1]
-  end
+${luaLatestWindow(['state'], '  ')}
   local effectiveNowMs = math.max(nowMs, n * windowMs)
   local elapsed = effectiveNowMs - n * windowMs
   local count, previousCount = rolled(state, n)
@@ -101,13 +90,7 @@ end
 
 local delta = amount
 local atLeast = parse(atLeastRaw)
-local n = math.floor(nowMs / windowMs)
-if state and state[1] > n then
-  n = state[1]
-end
-if atLeast and atLeast[1] > n then
-  n = atLeast[1]
-end
+${luaLatestWindow(['state', 'atLeast'])}
 local ownCount, ownPrevious = rolled(state, n)
 local knownCount, knownPrevious = rolled(atLeast, n)
 local mergedCount = math.max(ownCount, knownCount) + delta

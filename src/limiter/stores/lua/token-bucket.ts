@@ -1,4 +1,5 @@
 import type { TokenBucketState } from '../../algorithms/token-bucket';
+import { luaParseIntegers } from './lua-fragments';
 import { luaTwin } from './twin-protocol';
 
 /**
@@ -9,16 +10,7 @@ import { luaTwin } from './twin-protocol';
  * test/integration/algorithm-lua-twins.test.ts holds the two together.
  */
 export const TOKEN_BUCKET_TWIN = luaTwin(`
-local function parse(raw)
-  if not raw then
-    return nil
-  end
-  local s, u = string.match(raw, '^(%-?%d+):(%d+)$')
-  if not s then
-    return nil
-  end
-  return {tonumber(s), tonumber(u)}
-end
+${luaParseIntegers('^(%-?%d+):(%d+)$')}
 
 local capacity = burst * windowMs
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { burstOf, type LimitParams } from '../../algorithms/algorithm';
 import type { WindowDecision } from '../../decision';
+import { LUA_TTL_UNTIL } from './lua-fragments';
 
 /**
  * How every algorithm's Lua twin (this folder) is called on its own: one
@@ -50,12 +51,10 @@ local ttlMarginMs = tonumber(ARGV[6])
 local amount = tonumber(ARGV[7])
 local atLeastRaw = ARGV[8]
 
+${LUA_TTL_UNTIL}
+
 local function store(value, expiresAtMs)
-  local ttl = expiresAtMs - nowMs + ttlMarginMs
-  if ttl < 1 then
-    ttl = 1
-  end
-  redis.call('SET', KEYS[1], value, 'PX', string.format('%d', ttl))
+  redis.call('SET', KEYS[1], value, 'PX', string.format('%d', ttlUntil(expiresAtMs)))
 end
 
 local function remove()

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { UpstreamPolicy } from '../../upstream/upstream-policy';
 import type { UpstreamOutcome, UpstreamRejection } from '../../upstream/upstream-schedule';
 import { formatUpstreamState, parseUpstreamState, type UpstreamState } from '../../upstream/upstream-state';
+import { LUA_CEIL_MS, LUA_TTL_UNTIL } from './lua-fragments';
 
 /**
  * The Lua twin of scheduleUpstream (upstream/upstream-schedule.ts): the same
@@ -95,12 +96,7 @@ local function afterOneInterval(ms, rem)
   return ms + carry, r - carry * denominator
 end
 
-local function ceilMs(ms, rem)
-  if rem > 0 then
-    return ms + 1
-  end
-  return ms
-end
+${LUA_CEIL_MS}
 
 local function dayOf(ms)
   return math.floor(ms / DAY_MS)
@@ -127,13 +123,11 @@ if not s then
   s = {cursorMs = 0, cursorRem = 0, day = 0, count = 0, reservations = {}}
 end
 
+${LUA_TTL_UNTIL}
+
 local function write(next)
   local value = format(next)
-  local ttl = expiresAtMs(next) - nowMs + ttlMarginMs
-  if ttl < 1 then
-    ttl = 1
-  end
-  redis.call('SET', KEYS[1], value, 'PX', string.format('%d', ttl))
+  redis.call('SET', KEYS[1], value, 'PX', string.format('%d', ttlUntil(expiresAtMs(next))))
   return value
 end
 
