@@ -168,6 +168,20 @@ const SLIDING_WINDOW: AlgorithmVectors<AlgorithmStates['sliding-window']> = {
       next: null,
     },
     {
+      name: 'cost 0 on a window spent past a lowered limit is still allowed, and writes nothing',
+      // room = floor((10000 − 12000) / 1000) = −2: nothing fits, but a free call needs no room
+      state: { windowNumber: 5, count: 12, previousCount: 0 }, nowMs: 5250, params: TEN, cost: 0,
+      expected: { allowed: true, limit: 10, remaining: 0, resetAtMs: 7000, retryAfterMs: 0 },
+      next: null,
+    },
+    {
+      name: 'refused on an empty current window: reset when the previous one has rolled out',
+      // at 5050 the previous 10 weigh 950/1000: room = floor(500 / 1000) = 0; fits when 10 × (1000 − x) ≤ 9 × 1000: x = 100
+      state: { windowNumber: 4, count: 10, previousCount: 0 }, nowMs: 5050, params: TEN, cost: 1,
+      expected: { allowed: false, limit: 10, remaining: 0, resetAtMs: 6000, retryAfterMs: 50 },
+      next: null,
+    },
+    {
       name: 'epoch-sized times and a minute window',
       // previous 120 weighs 39877/60000: room = floor((7200000 − 4785240) / 60000) = 40; after = floor(2354760 / 60000) = 39
       state: { windowNumber: W - 1, count: 120, previousCount: 0 }, nowMs: EPOCH_MS, params: MINUTE, cost: 1,
