@@ -486,6 +486,13 @@ const LEAKY_BUCKET: AlgorithmVectors<AlgorithmStates['leaky-bucket']> = {
       next: { tatMs: 10_333, tatRemainder: 1 },
     },
     {
+      name: 'remaining counts the fraction of a ms the TAT is ahead by',
+      // TAT 10666⅔, now 10332: 334⅔ ms = 1004 thirds ahead; floor((3000 − 1004) / 1000) = 1 (2 would end 1⅓ ms past the burst)
+      state: { tatMs: 10_666, tatRemainder: 2 }, nowMs: 10_332, params: THIRDS, cost: 0,
+      expected: { allowed: true, limit: 3, remaining: 1, resetAtMs: 10_667, retryAfterMs: 0 },
+      next: null,
+    },
+    {
       name: 'a retry that lands on a fraction of a ms rounds up',
       // fits from TAT − 2T = 11000 − 666⅔ = 10333⅓ → 10334
       state: { tatMs: 11_000, tatRemainder: 0 }, nowMs: 10_000, params: THIRDS, cost: 1,
@@ -513,6 +520,12 @@ const LEAKY_BUCKET: AlgorithmVectors<AlgorithmStates['leaky-bucket']> = {
     },
   ],
   adjust: [
+    {
+      name: 'atLeast at the same ms but a larger fraction wins: the more spent is the later TAT, to the third',
+      state: { tatMs: 10_500, tatRemainder: 1 }, nowMs: 10_000, params: THIRDS,
+      adjustment: { atLeast: { tatMs: 10_500, tatRemainder: 2 }, deltaUnits: 0 },
+      next: { tatMs: 10_500, tatRemainder: 2 },
+    },
     {
       name: 'a refund moves TAT back by T',
       state: { tatMs: 10_500, tatRemainder: 0 }, nowMs: 10_000, params: GCRA,
