@@ -7,6 +7,8 @@ import { silentLogger } from '../../src/shared/logger';
 import { buildService, type Service } from '../../src/service/build-service';
 import { TokenService } from '../../src/tokens/token-service';
 
+const FROZEN_MS = Date.UTC(2026, 11, 1, 12, 0, 30);
+
 let dir: string;
 let service: Service;
 let tokens: TokenService;
@@ -15,6 +17,8 @@ beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'firelimit-refused-'));
   service = await buildService(loadConfig({ TOKENS_FILE: path.join(dir, 'tokens.json'), REFUSED_REQUESTS_PER_MINUTE: '3', RATE_LIMIT_PER_MINUTE: '50' }), {
     logger: silentLogger,
+    // Mid-minute and still: on the real clock a run that crossed a minute boundary found its window reset (a CI failure).
+    clock: () => FROZEN_MS,
   });
   tokens = new TokenService({ store: service.tokenStore, tiers: ['default'] });
 });
