@@ -20,6 +20,8 @@ import { createAdminApp, deleteAdminApp } from '../support/rtdb-server/admin-app
 import { rtdbForTests, type RtdbTestServer } from '../support/rtdb-server';
 
 const FAILURES: RateLimitPolicy = { name: 'auth-failures', limit: 10, windowMs: 60_000 };
+// The clock stands still from the test's start: a run that crossed a minute boundary would get a second window of budget.
+const frozenAtMs = Date.now();
 const UNAUTHENTICATED: RateLimitPolicy = { name: 'unauthenticated', limit: 1_000, windowMs: 60_000 };
 
 let server: RtdbTestServer;
@@ -44,7 +46,7 @@ async function instance(store: FileTokenStore, rootPath: string, verifications: 
   apps.push(adminApp);
   // The claim is the shared store's atomicity. With the default 1.5 s deadline a loaded machine (CI once)
   // measures the outage path instead: each instance then answers from its own local window (ADR 0003).
-  const failures = await createRateLimiter({ store: new RtdbWindowStore({ database: getDatabase(adminApp), rootPath }), policy: FAILURES, timeoutMs: 30_000 });
+  const failures = await createRateLimiter({ store: new RtdbWindowStore({ database: getDatabase(adminApp), rootPath }), policy: FAILURES, timeoutMs: 30_000, clock: () => frozenAtMs });
   const unauthenticated = await createRateLimiter({ policy: UNAUTHENTICATED });
   limiters.push(failures, unauthenticated);
   await failures.whenReady(5_000);

@@ -38,7 +38,9 @@ let registrations: jest.SpyInstance;
 
 beforeAll(async () => {
   registrations = jest.spyOn(McpServer.prototype, 'registerTool');
-  built = await buildTestApp({ tokens, env: { RATE_LIMIT_PER_MINUTE: '1000' } });
+  // A still clock: across a minute boundary the window would reset and two calls could share a remaining figure.
+  const frozenAtMs = Date.now();
+  built = await buildTestApp({ tokens, env: { RATE_LIMIT_PER_MINUTE: '1000' }, clock: () => frozenAtMs });
 });
 afterAll(async () => {
   registrations.mockRestore();
