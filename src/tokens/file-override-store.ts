@@ -5,10 +5,6 @@ import { isErrno } from './token-file-lock';
 import { writeJsonFileAtomically } from './atomic-json-file';
 import { LockedWriteQueue } from './locked-write-queue';
 
-function isLive(record: LimitOverrideRecord, nowMs: number): boolean {
-  return record.expiresAtMs === null || record.expiresAtMs > nowMs;
-}
-
 /**
  * Overrides in one JSON file, written the way the token file is (temporary
  * file renamed into place, a lock file between processes), so the CLI and
@@ -25,7 +21,7 @@ export class FileOverrideStore implements LimitOverrideStore {
   }
 
   async list(nowMs: number): Promise<LimitOverrideRecord[]> {
-    return (await this.readAll()).filter((r) => isLive(r, nowMs));
+    return (await this.readAll()).filter((r) => r.expiresAtMs === null || r.expiresAtMs > nowMs);
   }
 
   put(record: LimitOverrideRecord): Promise<void> {
@@ -64,7 +60,7 @@ export class FileOverrideStore implements LimitOverrideStore {
 
   private mutate<T>(nowMs: number, change: (live: readonly LimitOverrideRecord[]) => { records: readonly LimitOverrideRecord[]; result: T }): Promise<T> {
     return this.writes.run(async () => {
-      const { records, result } = change((await this.readAll()).filter((r) => isLive(r, nowMs)));
+      const { records, result } = change(await this.list(nowMs));
       await writeJsonFileAtomically(this.path, { version: 1, overrides: records });
       return result;
     });
