@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build: compile TypeScript with the dev toolchain.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
@@ -9,7 +9,7 @@ COPY src ./src
 RUN npm run build
 
 # Runtime: production dependencies and compiled output only, as a non-root user.
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
