@@ -4,10 +4,27 @@ import { FREE_PER_MINUTE_DEFAULT } from '../policies/free-calls';
 import { parseToolCosts } from '../policies/tool-costs';
 import { hasAtMostFourDecimals, parseUpstreamRate, UPSTREAM_RATE_EXPECTED } from './upstream-rate';
 
-const positiveInt = (what: string) =>
-  z.coerce.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
+/**
+ * A number knob's text as a number, in decimal digits only (an optional minus,
+ * an optional fraction): `Number()` also reads "0b11", "0x1f", "0o7", "1e3",
+ * "Infinity", so RATE_LIMIT_PER_MINUTE=0b11 meant 3. Anything else becomes
+ * NaN, which the knob's schema refuses with its own message.
+ */
+function decimalText(input: unknown): unknown {
+  if (typeof input !== 'string') return input;
+  return /^-?(\d+(\.\d+)?|\.\d+)$/.test(input) ? Number(input) : Number.NaN;
+}
 
-const port = z.coerce
+/** A number knob: `schema` runs on the decimal value of the text. */
+const decimal = <S extends z.ZodType>(schema: S) => z.preprocess(decimalText, schema);
+
+/** Names a tier may not take: a key every object already has, which a lookup by name would find on any object. */
+const RESERVED_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+const positiveInt = (what: string) =>
+  z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
+
+const port = z
   .number({ error: 'expected a TCP port number' })
   .int({ error: 'expected a TCP port number' })
   .min(1, { error: 'expected a port from 1 to 65535' })
@@ -15,14 +32,14 @@ const port = z.coerce
 
 /** A whole number of milliseconds from `minMs` to `maxMs`; both bounds catch a value given in seconds or with a zero too many. */
 const durationMs = (minMs: number, maxMs: number) =>
-  z.coerce
+  z
     .number({ error: 'expected a whole number of milliseconds' })
     .int({ error: 'expected a whole number of milliseconds' })
     .min(minMs, { error: `expected at least ${minMs} ms` })
     .max(maxMs, { error: `expected at most ${maxMs} ms` });
 
 const wholeNumber = (what: string, min: number, max: number) =>
-  z.coerce
+  z
     .number({ error: `expected ${what}` })
     .int({ error: `expected ${what}` })
     .min(min, { error: `expected ${what} from ${min} to ${max}` })
@@ -53,6 +70,10 @@ const tiers = z
     for (const part of s.split(',').map((x) => x.trim()).filter(Boolean)) {
       const m = /^([A-Za-z0-9_-]{1,32})=(\d{1,9})$/.exec(part);
       const perMinute = m ? Number(m[2]) : 0;
+      if (m && RESERVED_NAMES.has(m[1] as string)) {
+        ctx.addIssue({ code: 'custom', message: `"${m[1]}" cannot name a tier (every object has it)` });
+        return z.NEVER;
+      }
       if (!m || perMinute < 1 || m[1] === 'default' || out.some((t) => t.name === m[1])) {
         ctx.addIssue({ code: 'custom', message: `"${part}" is not name=perMinute (unique names, not "default", limit >= 1)` });
         return z.NEVER;
@@ -114,13 +135,13 @@ const knob = <S extends z.ZodType>(schema: S, fix: string, secret = false): Knob
  * documents the same list; a knob not here is not read.
  */
 export const knobs = {
-  PORT: knob(port.default(8080), 'set PORT to a free port, e.g. 8080 (Cloud Run sets it for you)'),
+  PORT: knob(decimal(port.default(8080)), 'set PORT to a free port, e.g. 8080 (Cloud Run sets it for you)'),
   RATE_LIMIT_BACKEND: knob(
     z.enum(['memory', 'rtdb', 'redis'], { error: 'expected memory, rtdb or redis' }).default('memory'),
     'set RATE_LIMIT_BACKEND to memory (one instance), rtdb (Firebase Realtime Database) or redis',
   ),
   RATE_LIMIT_PER_MINUTE: knob(
-    positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(120),
+    decimal(positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(120)),
     'set RATE_LIMIT_PER_MINUTE to a whole number of requests per minute, e.g. 120, or unset it for the default (120)',
   ),
   RATE_LIMIT_ALGORITHM: knob(
@@ -129,7 +150,7 @@ export const knobs = {
   ),
   /** The buckets' most calls at once for the default tier; unset: RATE_LIMIT_PER_MINUTE (see config.ts). */
   RATE_LIMIT_BURST: knob(
-    positiveInt('a positive whole number of calls').max(1_000_000_000).optional(),
+    decimal(positiveInt('a positive whole number of calls').max(1_000_000_000).optional()),
     'set RATE_LIMIT_BURST to the most calls a token may make at once (token-bucket, leaky-bucket), e.g. 10, or unset it for RATE_LIMIT_PER_MINUTE',
   ),
   LIMITS_FILE: knob(z.string().optional(), 'set LIMITS_FILE to a readable JSON file of tiers (docs/limits-file.md), or unset it'),
@@ -140,16 +161,16 @@ export const knobs = {
   ),
   /** Free calls (protocol chatter, rate_limit_status, tools costing 0) per token per minute; see free-calls.ts for the default. */
   RATE_LIMIT_FREE_PER_MINUTE: knob(
-    positiveInt('a positive whole number of calls per minute').max(1_000_000_000).default(FREE_PER_MINUTE_DEFAULT),
+    decimal(positiveInt('a positive whole number of calls per minute').max(1_000_000_000).default(FREE_PER_MINUTE_DEFAULT)),
     `set RATE_LIMIT_FREE_PER_MINUTE to the free calls (handshakes, pings, rate_limit_status) a token may make per minute, e.g. ${FREE_PER_MINUTE_DEFAULT}`,
   ),
   AUTH_FAILURES_PER_MINUTE: knob(
-    positiveInt('a positive whole number of failed attempts per minute').default(10),
+    decimal(positiveInt('a positive whole number of failed attempts per minute').default(10)),
     'set AUTH_FAILURES_PER_MINUTE to the failed sign-ins a client address may make per minute, e.g. 10',
   ),
   /** Unset: the backend's own default (DEFAULT_TIMEOUT_MS in config.ts). */
   RATE_LIMIT_TIMEOUT_MS: knob(
-    positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms' }).optional(),
+    decimal(positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms' }).optional()),
     'set RATE_LIMIT_TIMEOUT_MS to the shared-backend deadline in ms, e.g. 1500 for rtdb or 500 for redis, or unset it for that default',
   ),
   RATE_LIMIT_FAILURE_POLICY: knob(
@@ -157,7 +178,7 @@ export const knobs = {
     'set RATE_LIMIT_FAILURE_POLICY to fail-open (answer from a local window) or fail-closed (refuse with 503)',
   ),
   RATE_LIMIT_PROBE_INTERVAL_MS: knob(
-    positiveInt('a positive whole number of milliseconds').min(100, { error: 'expected at least 100 ms' }).default(5000),
+    decimal(positiveInt('a positive whole number of milliseconds').min(100, { error: 'expected at least 100 ms' }).default(5000)),
     'set RATE_LIMIT_PROBE_INTERVAL_MS to how often a failed backend is retried during an outage, e.g. 5000',
   ),
   FIREBASE_DATABASE_URL: knob(
@@ -186,11 +207,11 @@ export const knobs = {
   ),
   TOKENS_FILE: knob(z.string().default('.firelimit/tokens.json'), 'set TOKENS_FILE to a writable file path'),
   LIMIT_OVERRIDES_POLL_MS: knob(
-    durationMs(100, 10_000).default(5000),
+    decimal(durationMs(100, 10_000).default(5000)),
     'set LIMIT_OVERRIDES_POLL_MS to how often each instance reads the runtime limit overrides, from 100 to 10000 ms (a change applies within it), e.g. 5000',
   ),
   TOKEN_CACHE_TTL_MS: knob(
-    positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms, so revocations take effect within a minute' }).default(30_000),
+    decimal(positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms, so revocations take effect within a minute' }).default(30_000)),
     'set TOKEN_CACHE_TTL_MS to how long a verified token is cached, at most 60000',
   ),
   /**
@@ -198,7 +219,7 @@ export const knobs = {
    * that is not there lets any client choose its own address.
    */
   TRUST_PROXY_HOPS: knob(
-    wholeNumber('a whole number of proxy hops', 0, 10).optional(),
+    decimal(wholeNumber('a whole number of proxy hops', 0, 10).optional()),
     'set TRUST_PROXY_HOPS to the number of proxies in front of the service (0 with none, 1 on Cloud Run), or unset it to derive it from K_SERVICE',
   ),
   /** Set by Cloud Run to the service name; read only to tell that a proxy (Google's front end) is in front of us. */
@@ -208,35 +229,35 @@ export const knobs = {
     'set ALLOWED_HOSTS to a comma list of Host header values, e.g. "my-svc-abc123-ew.a.run.app", or to * alone to accept any Host',
   ),
   MAX_BODY_BYTES: knob(
-    positiveInt('a positive whole number of bytes').max(10_485_760, { error: 'expected at most 10485760 bytes' }).default(1_048_576),
+    decimal(positiveInt('a positive whole number of bytes').max(10_485_760, { error: 'expected at most 10485760 bytes' }).default(1_048_576)),
     'set MAX_BODY_BYTES to the largest request body accepted, e.g. 1048576',
   ),
   HTTP_HEADERS_TIMEOUT_MS: knob(
-    durationMs(1000, 120_000).default(10_000),
+    decimal(durationMs(1000, 120_000).default(10_000)),
     'set HTTP_HEADERS_TIMEOUT_MS to how long a client may take to send its request headers, e.g. 10000',
   ),
   HTTP_REQUEST_TIMEOUT_MS: knob(
-    durationMs(1000, 600_000).default(30_000),
+    decimal(durationMs(1000, 600_000).default(30_000)),
     'set HTTP_REQUEST_TIMEOUT_MS to how long a client may take to send a whole request, e.g. 30000 (not less than HTTP_HEADERS_TIMEOUT_MS)',
   ),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: knob(
-    durationMs(1000, 600_000).default(5000),
+    decimal(durationMs(1000, 600_000).default(5000)),
     'set HTTP_KEEP_ALIVE_TIMEOUT_MS to how long an idle connection is kept open, e.g. 5000',
   ),
   MAX_CONNECTIONS: knob(
-    wholeNumber('a whole number of connections (0 = no cap)', 0, 1_000_000).default(0),
+    decimal(wholeNumber('a whole number of connections (0 = no cap)', 0, 1_000_000).default(0)),
     'set MAX_CONNECTIONS to the most open connections per instance, e.g. 1000, or 0 for no cap',
   ),
   MAX_BATCH_MESSAGES: knob(
-    wholeNumber('a whole number of messages', 1, 1000).default(100),
+    decimal(wholeNumber('a whole number of messages', 1, 1000).default(100)),
     'set MAX_BATCH_MESSAGES to the most JSON-RPC messages one batch may carry, from 1 to 1000, e.g. 100',
   ),
   UNAUTHENTICATED_PER_MINUTE: knob(
-    positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(60),
+    decimal(positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(60)),
     'set UNAUTHENTICATED_PER_MINUTE to the requests without a valid token a client address may make per minute per instance, e.g. 60',
   ),
   REFUSED_REQUESTS_PER_MINUTE: knob(
-    positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(60),
+    decimal(positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(60)),
     'set REFUSED_REQUESTS_PER_MINUTE to the malformed, oversized or unsupported requests a token may send per minute per instance, e.g. 60',
   ),
   UPSTREAM_MCP_URL: knob(
@@ -248,36 +269,36 @@ export const knobs = {
   /** Wins over UPSTREAM_MCP_AUTHORIZATION when both are set, like REDIS_URL_FILE. */
   UPSTREAM_MCP_AUTHORIZATION_FILE: knob(z.string().optional(), 'set UPSTREAM_MCP_AUTHORIZATION_FILE to a readable file (a mounted secret) holding the Authorization value, or unset it'),
   UPSTREAM_TIMEOUT_MS: knob(
-    durationMs(100, 600_000).default(30_000),
+    decimal(durationMs(100, 600_000).default(30_000)),
     'set UPSTREAM_TIMEOUT_MS to how long one upstream call may take, in ms, e.g. 30000',
   ),
   UPSTREAM_LIST_TTL_MS: knob(
-    durationMs(0, 3_600_000).default(60_000),
+    decimal(durationMs(0, 3_600_000).default(60_000)),
     "set UPSTREAM_LIST_TTL_MS to how long the upstream's tool, resource and prompt lists are cached, in ms, e.g. 60000 (0: ask every time)",
   ),
   UPSTREAM_RATE: knob(upstreamRate, 'set UPSTREAM_RATE to the calls the upstream allows per window, e.g. 15/min or 2/s, or unset it for no upstream quota'),
   UPSTREAM_HEADROOM: knob(
-    z.coerce.number({ error: 'expected a fraction' }).gt(0, { error: 'expected a fraction above 0 and at most 1' }).max(1, { error: 'expected a fraction above 0 and at most 1' })
-      .refine(hasAtMostFourDecimals, { error: 'expected at most 4 decimals' }).default(0.9),
+    decimal(z.number({ error: 'expected a fraction' }).gt(0, { error: 'expected a fraction above 0 and at most 1' }).max(1, { error: 'expected a fraction above 0 and at most 1' })
+      .refine(hasAtMostFourDecimals, { error: 'expected at most 4 decimals' }).default(0.9)),
     'set UPSTREAM_HEADROOM to the share of UPSTREAM_RATE to use, e.g. 0.9',
   ),
   UPSTREAM_MAX_WAIT_MS: knob(
-    durationMs(0, 604_800_000).default(60_000),
+    decimal(durationMs(0, 604_800_000).default(60_000)),
     'set UPSTREAM_MAX_WAIT_MS to the farthest slot handed out, in ms, e.g. 60000; callers who would wait longer are rejected',
   ),
   UPSTREAM_DAILY_BUDGET: knob(
-    positiveInt('a positive whole number of calls per UTC day').max(1_000_000_000).optional(),
+    decimal(positiveInt('a positive whole number of calls per UTC day').max(1_000_000_000).optional()),
     'set UPSTREAM_DAILY_BUDGET to the most upstream calls per UTC day, e.g. 10000, or unset it for no daily budget',
   ),
   UPSTREAM_GRACE_MS: knob(
-    durationMs(0, 60_000).default(1000),
+    decimal(durationMs(0, 60_000).default(1000)),
     'set UPSTREAM_GRACE_MS to how late after its slot a reserved caller may come back, in ms, e.g. 1000; each reservation keeps this much of the quota unused',
   ),
   UPSTREAM_HOLD_MS: knob(
-    durationMs(0, 60_000).default(2000),
+    decimal(durationMs(0, 60_000).default(2000)),
     'set UPSTREAM_HOLD_MS to the longest a call is held for its slot, in ms, e.g. 2000 (0: never hold; answer "reserved")',
   ),
-  METRICS_PORT: knob(port.optional(), 'set METRICS_PORT to a port for /metrics (not the public PORT), or unset it'),
+  METRICS_PORT: knob(decimal(port.optional()), 'set METRICS_PORT to a port for /metrics (not the public PORT), or unset it'),
   LOG_FORMAT: knob(z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).optional(), 'set LOG_FORMAT to json or pretty'),
 } as const;
 

@@ -12,7 +12,11 @@ interface Fixture {
   readonly secrets: string[];
 }
 
-/** Each fixture is a small .env file; `# expect:` lines must appear in the boot error, `# secret-not-echoed:` must not. */
+/**
+ * Each fixture is a small .env file; `# expect:` lines must appear in the boot
+ * error, `# secret-not-echoed:` must not. LIMITS_FILE=limits/NAME names a file
+ * in bad-config/limits/, read as the service reads it.
+ */
 function readFixture(file: string): Fixture {
   const env: NodeJS.ProcessEnv = {};
   const expected: string[] = [];
@@ -28,6 +32,10 @@ function readFixture(file: string): Fixture {
   return { name: file.replace(/\.env$/, ''), env, expected, secrets };
 }
 
+function fixtureFile(filePath: string): string {
+  return filePath.startsWith('/srv/limits/') ? fs.readFileSync(path.join(fixturesDir, 'limits', path.basename(filePath)), 'utf8') : 'redis://from-file';
+}
+
 const fixtures = fs.readdirSync(fixturesDir).filter((f) => f.endsWith('.env')).sort().map(readFixture);
 
 describe('loadConfig refuses bad configuration with the knob, the problem and the fix', () => {
@@ -38,7 +46,7 @@ describe('loadConfig refuses bad configuration with the knob, the problem and th
   it.each(fixtures.map((f) => [f.name, f] as const))('%s', (_name, fixture) => {
     let thrown: unknown;
     try {
-      loadConfig(fixture.env, { cwd: '/srv', readFile: () => 'redis://from-file' });
+      loadConfig(fixture.env, { cwd: '/srv', readFile: fixtureFile });
     } catch (error) {
       thrown = error;
     }
