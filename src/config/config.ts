@@ -115,6 +115,12 @@ export interface LoadConfigOptions {
   readonly stdoutIsTty?: boolean;
   /** Reads a secret file (REDIS_URL_FILE); injected for tests. */
   readonly readFile?: (filePath: string) => string;
+  /**
+   * `checked` (default): LIMITS_FILE's `upstream` section needs
+   * UPSTREAM_MCP_URL, as the service does. `schema-only`: its fields are
+   * checked, not held against a URL: the operator commands never read it.
+   */
+  readonly upstreamSection?: 'checked' | 'schema-only';
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = {}): Config {
@@ -211,7 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       fix: 'raise HTTP_REQUEST_TIMEOUT_MS to at least HTTP_HEADERS_TIMEOUT_MS, or lower HTTP_HEADERS_TIMEOUT_MS',
     });
   }
-  const upstream = upstreamOf(v, cwd, options.readFile ?? defaultReadFile, file.upstreamTools, problems);
+  const upstream = upstreamOf(v, cwd, options.readFile ?? defaultReadFile, options.upstreamSection === 'schema-only' && v.UPSTREAM_MCP_URL === undefined ? new Map() : file.upstreamTools, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {

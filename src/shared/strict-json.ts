@@ -34,6 +34,7 @@ export type StrictJsonResult =
     };
 
 const BOM = '\uFEFF';
+const CUT_SHORT = 'the text ends before the JSON does (is the file cut short?)';
 // eslint-disable-next-line no-control-regex -- JSON forbids raw control characters in a string: the pattern must name them
 const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
@@ -111,7 +112,7 @@ class Reader {
         return value;
       }
     }
-    return this.refuse(c === undefined ? 'the text ends where a value was expected (is the file cut short?)' : `unexpected ${this.shown()} where a value was expected`);
+    return this.refuse(c === undefined ? CUT_SHORT : `unexpected ${this.shown()} where a value was expected`);
   }
 
   private object(depth: number): Record<string, unknown> {
@@ -124,7 +125,7 @@ class Reader {
     }
     for (;;) {
       this.space();
-      if (this.text[this.i] !== '"') this.refuse(`expected a key in double quotes, found ${this.shown()}`);
+      if (this.text[this.i] !== '"') this.refuse(this.atEnd() ? CUT_SHORT : `expected a key in double quotes, found ${this.shown()}`);
       const keyAt = this.i;
       const key = this.string();
       if (Object.prototype.hasOwnProperty.call(out, key)) {
@@ -132,14 +133,16 @@ class Reader {
         this.refuse(`${JSON.stringify(key)} is given twice in one object; JSON would keep only the last, so keep one`);
       }
       this.space();
-      if (this.text[this.i] !== ':') this.refuse(`expected ":" after the key ${JSON.stringify(key)}, found ${this.shown()}`);
+      if (this.text[this.i] !== ':') this.refuse(this.atEnd() ? CUT_SHORT : `expected ":" after the key ${JSON.stringify(key)}, found ${this.shown()}`);
       this.i += 1;
       this.path.push(key);
+      const value = this.value(depth);
       // An own property even for "__proto__", as JSON.parse makes it: the schema then sees (and can refuse) it.
-      Object.defineProperty(out, key, { value: this.value(depth), enumerable: true, writable: true, configurable: true });
+      if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      else out[key] = value;
       this.space();
       const c = this.text[this.i];
-      if (c !== ',' && c !== '}') this.refuse(`expected "," or "}" after a value, found ${this.shown()}`);
+      if (c !== ',' && c !== '}') this.refuse(this.atEnd() ? CUT_SHORT : `expected "," or "}" after a value, found ${this.shown()}`);
       this.path.pop();
       this.i += 1;
       if (c === '}') return out;
@@ -159,7 +162,7 @@ class Reader {
       out.push(this.value(depth));
       this.space();
       const c = this.text[this.i];
-      if (c !== ',' && c !== ']') this.refuse(`expected "," or "]" after a value, found ${this.shown()}`);
+      if (c !== ',' && c !== ']') this.refuse(this.atEnd() ? CUT_SHORT : `expected "," or "]" after a value, found ${this.shown()}`);
       this.path.pop();
       this.i += 1;
       if (c === ']') return out;
@@ -170,8 +173,9 @@ class Reader {
     STRING.lastIndex = this.i;
     const match = STRING.exec(this.text);
     if (match === null) this.refuse('a string that is not closed, or holds a raw control character or a bad escape');
-    this.i += match[0].length;
-    return JSON.parse(match[0]) as string;
+    const quoted = match[0];
+    this.i += quoted.length;
+    return quoted.includes('\\') ? (JSON.parse(quoted) as string) : quoted.slice(1, -1);
   }
 
   private number(): number {
@@ -184,6 +188,10 @@ class Reader {
 
   private space(): void {
     for (let c = this.text.charCodeAt(this.i); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = this.text.charCodeAt(this.i)) this.i += 1;
+  }
+
+  private atEnd(): boolean {
+    return this.i >= this.text.length;
   }
 
   /** The character at the cursor, quoted, or "the end of the text". */

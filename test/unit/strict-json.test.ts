@@ -14,7 +14,7 @@ describe('parseStrictJson refuses what JSON.parse silently accepts or reports wi
   test.each<[string, string, string]>([
     ['a key given twice (JSON.parse keeps the last)', '{"tiers":{"pro":{"limit":10},\n "pro":{"limit":99999}}}', 'line 2, column 2 (tiers): "pro" is given twice in one object; JSON would keep only the last, so keep one'],
     ['a key given twice in an array element', '[{"a":1},{"b":1,"b":2}]', 'line 1, column 17 ([1]): "b" is given twice in one object'],
-    ['a text cut short', '{"tiers":{"pro":', 'line 1, column 17 (tiers.pro): the text ends where a value was expected (is the file cut short?)'],
+    ['a text cut short', '{"tiers":{"pro":', 'line 1, column 17 (tiers.pro): the text ends before the JSON does (is the file cut short?)'],
     ['a trailing comma', '{"a":1,}', 'line 1, column 8: expected a key in double quotes, found "}"'],
     ['junk after the value', '{"a":1} x', 'line 1, column 9: unexpected "x" after the end of the JSON value'],
     ['a single-quoted string', "{'a':1}", `line 1, column 2: expected a key in double quotes, found "'"`],
@@ -24,7 +24,7 @@ describe('parseStrictJson refuses what JSON.parse silently accepts or reports wi
     ['a hex number', '{"limit":0x10}', 'line 1, column 11 (limit): expected "," or "}" after a value, found "x"'],
     ['a leading plus', '{"limit":+1}', 'line 1, column 10 (limit): unexpected "+" where a value was expected'],
     ['NaN', '[NaN]', 'line 1, column 2 ([0]): unexpected "N" where a value was expected'],
-    ['an empty text', '', 'line 1, column 1: the text ends where a value was expected'],
+    ['an empty text', '', 'line 1, column 1: the text ends before the JSON does'],
   ])('%s', (_name, text, problem) => {
     expect(problemOf(text)).toContain(problem);
   });
