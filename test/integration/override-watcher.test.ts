@@ -1,7 +1,12 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import request from 'supertest';
+import { loadConfig } from '../../src/config/config';
+import { buildService, type Service } from '../../src/service/build-service';
 import { FileOverrideStore, MAX_OVERRIDES_FILE_BYTES } from '../../src/tokens/file-override-store';
+import { FileTokenStore } from '../../src/tokens/file-token-store';
+import { TokenService } from '../../src/tokens/token-service';
 import type { LimitOverrideRecord } from '../../src/tokens/limit-override-record';
 import { OverrideWatcher } from '../../src/tokens/override-watcher';
 import { createCapturingLogger } from '../support/capturing-logger';
@@ -13,6 +18,8 @@ import { createCapturingLogger } from '../support/capturing-logger';
  */
 const NOW_MS = 1_700_000_000_000;
 const POLL_MS = 100;
+// Mid-minute and still, so the nine calls share one window.
+const FROZEN_MS = Date.UTC(2026, 11, 1, 12, 0, 30);
 let dir: string;
 let file: string;
 
@@ -156,5 +163,41 @@ describe('the overrides file is bounded, and an unchanged one is not parsed agai
     const third = await store.list(NOW_MS);
     expect(third.records[0]).not.toBe(first.records[0]);
     expect(third.records[0]).toEqual(first.records[0]);
+  });
+});
+
+describe('a new instance whose overrides file is half-written at boot', () => {
+  test('is not built (so does not listen) until the file can be read, then holds the token to its override: 7, not the tier\'s 9', async () => {
+    const tokensFile = path.join(dir, 'tokens.json');
+    const store = new FileTokenStore({ path: tokensFile });
+    const { secret, token } = await new TokenService({ store, tiers: ['default'] }).create({ name: 'overridden' });
+    await store.close();
+    const overridden = record(token.id, 7);
+    const half = JSON.stringify({ version: 1, overrides: [overridden] }).slice(0, 60);
+    await writeFile(file, half);
+    const logger = createCapturingLogger();
+    let service: Service | undefined;
+    const building = buildService(loadConfig({ TOKENS_FILE: tokensFile, RATE_LIMIT_PER_MINUTE: '9', LIMIT_OVERRIDES_POLL_MS: String(POLL_MS) }), { logger, clock: () => FROZEN_MS }).then((built) => {
+      service = built;
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS * 5));
+      expect(service).toBeUndefined();
+      await writeOverrides([overridden]);
+      await building;
+      const post = () =>
+        request((service as Service).app)
+          .post('/mcp')
+          .set('Authorization', `Bearer ${secret}`)
+          .set('Accept', 'application/json, text/event-stream')
+          .set('Content-Type', 'application/json')
+          .send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } });
+      const statuses: number[] = [];
+      for (let i = 0; i < 9; i += 1) statuses.push((await post()).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 429, 429]);
+    } finally {
+      await building.catch(() => undefined);
+      await service?.release();
+    }
   });
 });
