@@ -6,10 +6,12 @@ import { loadConfig } from '../../src/config/config';
 import { buildService, type Service } from '../../src/service/build-service';
 import { FileOverrideStore, MAX_OVERRIDES_FILE_BYTES } from '../../src/tokens/file-override-store';
 import { FileTokenStore } from '../../src/tokens/file-token-store';
+import { FirestoreOverrideStore } from '../../src/tokens/firestore-override-store';
 import { TokenService } from '../../src/tokens/token-service';
 import type { LimitOverrideRecord } from '../../src/tokens/limit-override-record';
 import { OverrideWatcher } from '../../src/tokens/override-watcher';
 import { createCapturingLogger } from '../support/capturing-logger';
+import { createFirestoreTestApp, startFirestoreTestServer, uniqueCollection, type FirestoreTestApp, type FirestoreTestServer } from '../support/firestore-server';
 
 /**
  * The watcher against real files: what an operator's hand, an older CLI or a
@@ -198,6 +200,41 @@ describe('a new instance whose overrides file is half-written at boot', () => {
     } finally {
       await building.catch(() => undefined);
       await service?.release();
+    }
+  });
+});
+
+describe('on Firestore, a document the service cannot load is skipped, and the others apply', () => {
+  let server: FirestoreTestServer;
+  let client: FirestoreTestApp;
+  beforeAll(async () => {
+    server = await startFirestoreTestServer();
+    client = createFirestoreTestApp();
+  });
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+  });
+
+  test('a record field that is not JSON, and an expiry past the range of a Date', async () => {
+    const collection = uniqueCollection('limitOverrides');
+    const store = new FirestoreOverrideStore(client.firestore, collection);
+    await store.put(record('tok_good', 7));
+    await client.firestore.collection(collection).doc('token%3Dtok_typo').set({ record: '{ "id": "token=tok_typo", ', expiresAtMs: null });
+    const far = record('tok_far', 5, NOW_MS + 99_999_999 * 86_400_000);
+    await client.firestore.collection(collection).doc(encodeURIComponent(far.id)).set({ record: JSON.stringify(far), expiresAtMs: far.expiresAtMs });
+    const logger = createCapturingLogger();
+    const watcher = new OverrideWatcher({ store, pollMs: POLL_MS, logger, clock: () => NOW_MS });
+    await watcher.start();
+    try {
+      expect(limitsIn(watcher)).toEqual([['token=tok_good', 7]]);
+      expect(events(logger, 'ratelimit.override_skipped').map((e) => [e.fields.where, e.fields.problem]).sort()).toEqual([
+        [`${collection}/token%3Dtok_far`, expect.stringContaining('expiresAtMs')],
+        [`${collection}/token%3Dtok_typo`, 'the "record" field is not JSON; delete the document or set the override again (npm run limits -- set)'],
+      ]);
+      expect(await store.remove('token=tok_typo', NOW_MS)).toBe(true);
+    } finally {
+      await watcher.close();
     }
   });
 });
