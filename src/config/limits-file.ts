@@ -67,7 +67,7 @@ export type LimitsFileResult =
 export { parseDuration } from './limit-schema';
 
 export function parseLimitsFile(text: string, defaults: LimitsFileDefaults): LimitsFileResult {
-  const read = parseStrictJson(text, { maxDepth: LIMITS_FILE_MAX_DEPTH, maxBytes: LIMITS_FILE_MAX_BYTES });
+  const read = parseStrictJson(text, { maxDepth: LIMITS_FILE_MAX_DEPTH, maxBytes: LIMITS_FILE_MAX_BYTES, plainNumbers: true });
   if (!read.ok) {
     return read.line === undefined
       ? fail(`the file is ${read.problem}`, 'keep the file under 1 MiB: a limits file holds tiers and rules, not data')

@@ -17,6 +17,8 @@ export interface StrictJsonOptions {
   readonly maxDepth?: number;
   /** UTF-8 bytes of the whole text, at most. Default 1 MiB. */
   readonly maxBytes?: number;
+  /** Refuse a number with an exponent (`1e3`), as the number knobs refuse it: an operator's figure is written in digits. Default false. */
+  readonly plainNumbers?: boolean;
 }
 
 export const STRICT_JSON_DEFAULT_MAX_DEPTH = 64;
@@ -51,7 +53,7 @@ export function parseStrictJson(text: string, options: StrictJsonOptions = {}): 
   const maxBytes = options.maxBytes ?? STRICT_JSON_DEFAULT_MAX_BYTES;
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > maxBytes) return { ok: false, problem: `${bytes} bytes, more than the ${maxBytes} bytes accepted` };
-  const reader = new Reader(text.startsWith(BOM) ? text.slice(1) : text, maxDepth);
+  const reader = new Reader(text.startsWith(BOM) ? text.slice(1) : text, maxDepth, options.plainNumbers === true);
   try {
     const value = reader.document();
     return { ok: true, value };
@@ -86,6 +88,7 @@ class Reader {
   constructor(
     readonly text: string,
     private readonly maxDepth: number,
+    private readonly plainNumbers: boolean,
   ) {}
 
   document(): unknown {
@@ -198,6 +201,7 @@ class Reader {
     NUMBER.lastIndex = this.i;
     const match = NUMBER.exec(this.text);
     if (match === null) this.refuse(`unexpected ${this.shown()} where a number was expected`);
+    if (this.plainNumbers && /[eE]/.test(match[0])) this.refuse(`${match[0]} is written with an exponent; write the number in decimal digits`);
     this.i += match[0].length;
     return Number(match[0]);
   }

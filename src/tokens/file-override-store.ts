@@ -91,7 +91,7 @@ export class FileOverrideStore implements LimitOverrideStore {
   }
 
   private parse(text: string): FileContents {
-    const read = parseStrictJson(text, { maxDepth: 8, maxBytes: MAX_OVERRIDES_FILE_BYTES });
+    const read = parseStrictJson(text, { maxDepth: 8, maxBytes: MAX_OVERRIDES_FILE_BYTES, plainNumbers: true });
     if (!read.ok) {
       throw new CorruptOverrideError(
         `${this.path} is not valid JSON: ${read.problem}; fix it there, or move the file away to start with no overrides (npm run limits -- set writes a new one)`,

@@ -44,6 +44,12 @@ describe('parseStrictJson refuses what JSON.parse silently accepts or reports wi
     expect(parseStrictJson('"ééé"', { maxBytes: 8 })).toEqual({ ok: true, value: 'ééé' });
   });
 
+  test('plainNumbers refuses an exponent, naming the number and the field; without it, JSON.parse\'s reading', () => {
+    expect(problemOf('{"limit":1e3}', { plainNumbers: true })).toBe('line 1, column 10 (limit): 1e3 is written with an exponent; write the number in decimal digits');
+    expect(parseStrictJson('{"limit":1e3}')).toEqual({ ok: true, value: { limit: 1000 } });
+    expect(parseStrictJson('{"limit":-0.5}', { plainNumbers: true })).toEqual({ ok: true, value: { limit: -0.5 } });
+  });
+
   test('a leading byte order mark is accepted, as editors write one', () => {
     expect(() => JSON.parse('\uFEFF{"a":1}')).toThrow();
     expect(parseStrictJson('\uFEFF{"a":1}')).toEqual({ ok: true, value: { a: 1 } });
