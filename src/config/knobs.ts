@@ -6,17 +6,16 @@ import { hasAtMostFourDecimals, parseUpstreamRate, UPSTREAM_RATE_EXPECTED } from
 
 /**
  * A number knob's text as a number, in decimal digits only (an optional minus,
- * an optional fraction): `Number()` also reads "0b11", "0x1f", "0o7", "1e3",
- * "Infinity", so RATE_LIMIT_PER_MINUTE=0b11 meant 3. Anything else becomes
- * NaN, which the knob's schema refuses with its own message.
+ * an optional fraction): `Number()` (and so `z.coerce.number`) also reads
+ * "0b11", "0x1f", "0o7", "1e3", "Infinity", so RATE_LIMIT_PER_MINUTE=0b11
+ * meant 3. Anything else becomes NaN, which the knob's schema refuses with
+ * its own message. loadConfig (readKnob) applies it to every knob whose schema
+ * expects a number, so a number knob is a plain `z.number()` schema: never coerce.
  */
-function decimalText(input: unknown): unknown {
+export function decimalText(input: unknown): unknown {
   if (typeof input !== 'string') return input;
   return /^-?(\d+(\.\d+)?|\.\d+)$/.test(input) ? Number(input) : Number.NaN;
 }
-
-/** A number knob: `schema` runs on the decimal value of the text. */
-const decimal = <S extends z.ZodType>(schema: S) => z.preprocess(decimalText, schema);
 
 /** Names a tier may not take: a key every object already has, which a lookup by name would find on any object. */
 const RESERVED_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
@@ -114,7 +113,8 @@ const upstreamUrl = z
   .url({ error: 'expected an http:// or https:// URL' })
   .optional()
   .superRefine((s, ctx) => {
-    if (s === undefined) return;
+    // zod runs refinements after a failed check too: a text that is no URL at all was already reported, and new URL() would throw.
+    if (s === undefined || !URL.canParse(s)) return;
     const url = new URL(s);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'expected an http:// or https:// URL' });
     else if (url.username !== '' || url.password !== '') ctx.addIssue({ code: 'custom', message: 'the URL carries credentials' });
@@ -135,13 +135,13 @@ const knob = <S extends z.ZodType>(schema: S, fix: string, secret = false): Knob
  * documents the same list; a knob not here is not read.
  */
 export const knobs = {
-  PORT: knob(decimal(port.default(8080)), 'set PORT to a free port, e.g. 8080 (Cloud Run sets it for you)'),
+  PORT: knob(port.default(8080), 'set PORT to a free port, e.g. 8080 (Cloud Run sets it for you)'),
   RATE_LIMIT_BACKEND: knob(
     z.enum(['memory', 'rtdb', 'redis'], { error: 'expected memory, rtdb or redis' }).default('memory'),
     'set RATE_LIMIT_BACKEND to memory (one instance), rtdb (Firebase Realtime Database) or redis',
   ),
   RATE_LIMIT_PER_MINUTE: knob(
-    decimal(positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(120)),
+    positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(120),
     'set RATE_LIMIT_PER_MINUTE to a whole number of requests per minute, e.g. 120, or unset it for the default (120)',
   ),
   RATE_LIMIT_ALGORITHM: knob(
@@ -150,7 +150,7 @@ export const knobs = {
   ),
   /** The buckets' most calls at once for the default tier; unset: RATE_LIMIT_PER_MINUTE (see config.ts). */
   RATE_LIMIT_BURST: knob(
-    decimal(positiveInt('a positive whole number of calls').max(1_000_000_000).optional()),
+    positiveInt('a positive whole number of calls').max(1_000_000_000).optional(),
     'set RATE_LIMIT_BURST to the most calls a token may make at once (token-bucket, leaky-bucket), e.g. 10, or unset it for RATE_LIMIT_PER_MINUTE',
   ),
   LIMITS_FILE: knob(z.string().optional(), 'set LIMITS_FILE to a readable JSON file of tiers (docs/limits-file.md), or unset it'),
@@ -161,16 +161,16 @@ export const knobs = {
   ),
   /** Free calls (protocol chatter, rate_limit_status, tools costing 0) per token per minute; see free-calls.ts for the default. */
   RATE_LIMIT_FREE_PER_MINUTE: knob(
-    decimal(positiveInt('a positive whole number of calls per minute').max(1_000_000_000).default(FREE_PER_MINUTE_DEFAULT)),
+    positiveInt('a positive whole number of calls per minute').max(1_000_000_000).default(FREE_PER_MINUTE_DEFAULT),
     `set RATE_LIMIT_FREE_PER_MINUTE to the free calls (handshakes, pings, rate_limit_status) a token may make per minute, e.g. ${FREE_PER_MINUTE_DEFAULT}`,
   ),
   AUTH_FAILURES_PER_MINUTE: knob(
-    decimal(positiveInt('a positive whole number of failed attempts per minute').default(10)),
+    positiveInt('a positive whole number of failed attempts per minute').default(10),
     'set AUTH_FAILURES_PER_MINUTE to the failed sign-ins a client address may make per minute, e.g. 10',
   ),
   /** Unset: the backend's own default (DEFAULT_TIMEOUT_MS in config.ts). */
   RATE_LIMIT_TIMEOUT_MS: knob(
-    decimal(positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms' }).optional()),
+    positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms' }).optional(),
     'set RATE_LIMIT_TIMEOUT_MS to the shared-backend deadline in ms, e.g. 1500 for rtdb or 500 for redis, or unset it for that default',
   ),
   RATE_LIMIT_FAILURE_POLICY: knob(
@@ -178,7 +178,7 @@ export const knobs = {
     'set RATE_LIMIT_FAILURE_POLICY to fail-open (answer from a local window) or fail-closed (refuse with 503)',
   ),
   RATE_LIMIT_PROBE_INTERVAL_MS: knob(
-    decimal(positiveInt('a positive whole number of milliseconds').min(100, { error: 'expected at least 100 ms' }).default(5000)),
+    positiveInt('a positive whole number of milliseconds').min(100, { error: 'expected at least 100 ms' }).default(5000),
     'set RATE_LIMIT_PROBE_INTERVAL_MS to how often a failed backend is retried during an outage, e.g. 5000',
   ),
   FIREBASE_DATABASE_URL: knob(
@@ -207,11 +207,11 @@ export const knobs = {
   ),
   TOKENS_FILE: knob(z.string().default('.firelimit/tokens.json'), 'set TOKENS_FILE to a writable file path'),
   LIMIT_OVERRIDES_POLL_MS: knob(
-    decimal(durationMs(100, 10_000).default(5000)),
+    durationMs(100, 10_000).default(5000),
     'set LIMIT_OVERRIDES_POLL_MS to how often each instance reads the runtime limit overrides, from 100 to 10000 ms (a change applies within it), e.g. 5000',
   ),
   TOKEN_CACHE_TTL_MS: knob(
-    decimal(positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms, so revocations take effect within a minute' }).default(30_000)),
+    positiveInt('a positive whole number of milliseconds').max(60_000, { error: 'expected at most 60000 ms, so revocations take effect within a minute' }).default(30_000),
     'set TOKEN_CACHE_TTL_MS to how long a verified token is cached, at most 60000',
   ),
   /**
@@ -219,7 +219,7 @@ export const knobs = {
    * that is not there lets any client choose its own address.
    */
   TRUST_PROXY_HOPS: knob(
-    decimal(wholeNumber('a whole number of proxy hops', 0, 10).optional()),
+    wholeNumber('a whole number of proxy hops', 0, 10).optional(),
     'set TRUST_PROXY_HOPS to the number of proxies in front of the service (0 with none, 1 on Cloud Run), or unset it to derive it from K_SERVICE',
   ),
   /** Set by Cloud Run to the service name; read only to tell that a proxy (Google's front end) is in front of us. */
@@ -229,35 +229,35 @@ export const knobs = {
     'set ALLOWED_HOSTS to a comma list of Host header values, e.g. "my-svc-abc123-ew.a.run.app", or to * alone to accept any Host',
   ),
   MAX_BODY_BYTES: knob(
-    decimal(positiveInt('a positive whole number of bytes').max(10_485_760, { error: 'expected at most 10485760 bytes' }).default(1_048_576)),
+    positiveInt('a positive whole number of bytes').max(10_485_760, { error: 'expected at most 10485760 bytes' }).default(1_048_576),
     'set MAX_BODY_BYTES to the largest request body accepted, e.g. 1048576',
   ),
   HTTP_HEADERS_TIMEOUT_MS: knob(
-    decimal(durationMs(1000, 120_000).default(10_000)),
+    durationMs(1000, 120_000).default(10_000),
     'set HTTP_HEADERS_TIMEOUT_MS to how long a client may take to send its request headers, e.g. 10000',
   ),
   HTTP_REQUEST_TIMEOUT_MS: knob(
-    decimal(durationMs(1000, 600_000).default(30_000)),
+    durationMs(1000, 600_000).default(30_000),
     'set HTTP_REQUEST_TIMEOUT_MS to how long a client may take to send a whole request, e.g. 30000 (not less than HTTP_HEADERS_TIMEOUT_MS)',
   ),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: knob(
-    decimal(durationMs(1000, 600_000).default(5000)),
+    durationMs(1000, 600_000).default(5000),
     'set HTTP_KEEP_ALIVE_TIMEOUT_MS to how long an idle connection is kept open, e.g. 5000',
   ),
   MAX_CONNECTIONS: knob(
-    decimal(wholeNumber('a whole number of connections (0 = no cap)', 0, 1_000_000).default(0)),
+    wholeNumber('a whole number of connections (0 = no cap)', 0, 1_000_000).default(0),
     'set MAX_CONNECTIONS to the most open connections per instance, e.g. 1000, or 0 for no cap',
   ),
   MAX_BATCH_MESSAGES: knob(
-    decimal(wholeNumber('a whole number of messages', 1, 1000).default(100)),
+    wholeNumber('a whole number of messages', 1, 1000).default(100),
     'set MAX_BATCH_MESSAGES to the most JSON-RPC messages one batch may carry, from 1 to 1000, e.g. 100',
   ),
   UNAUTHENTICATED_PER_MINUTE: knob(
-    decimal(positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(60)),
+    positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(60),
     'set UNAUTHENTICATED_PER_MINUTE to the requests without a valid token a client address may make per minute per instance, e.g. 60',
   ),
   REFUSED_REQUESTS_PER_MINUTE: knob(
-    decimal(positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(60)),
+    positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(60),
     'set REFUSED_REQUESTS_PER_MINUTE to the malformed, oversized or unsupported requests a token may send per minute per instance, e.g. 60',
   ),
   UPSTREAM_MCP_URL: knob(
@@ -269,36 +269,36 @@ export const knobs = {
   /** Wins over UPSTREAM_MCP_AUTHORIZATION when both are set, like REDIS_URL_FILE. */
   UPSTREAM_MCP_AUTHORIZATION_FILE: knob(z.string().optional(), 'set UPSTREAM_MCP_AUTHORIZATION_FILE to a readable file (a mounted secret) holding the Authorization value, or unset it'),
   UPSTREAM_TIMEOUT_MS: knob(
-    decimal(durationMs(100, 600_000).default(30_000)),
+    durationMs(100, 600_000).default(30_000),
     'set UPSTREAM_TIMEOUT_MS to how long one upstream call may take, in ms, e.g. 30000',
   ),
   UPSTREAM_LIST_TTL_MS: knob(
-    decimal(durationMs(0, 3_600_000).default(60_000)),
+    durationMs(0, 3_600_000).default(60_000),
     "set UPSTREAM_LIST_TTL_MS to how long the upstream's tool, resource and prompt lists are cached, in ms, e.g. 60000 (0: ask every time)",
   ),
   UPSTREAM_RATE: knob(upstreamRate, 'set UPSTREAM_RATE to the calls the upstream allows per window, e.g. 15/min or 2/s, or unset it for no upstream quota'),
   UPSTREAM_HEADROOM: knob(
-    decimal(z.number({ error: 'expected a fraction' }).gt(0, { error: 'expected a fraction above 0 and at most 1' }).max(1, { error: 'expected a fraction above 0 and at most 1' })
-      .refine(hasAtMostFourDecimals, { error: 'expected at most 4 decimals' }).default(0.9)),
+    z.number({ error: 'expected a fraction' }).gt(0, { error: 'expected a fraction above 0 and at most 1' }).max(1, { error: 'expected a fraction above 0 and at most 1' })
+      .refine(hasAtMostFourDecimals, { error: 'expected at most 4 decimals' }).default(0.9),
     'set UPSTREAM_HEADROOM to the share of UPSTREAM_RATE to use, e.g. 0.9',
   ),
   UPSTREAM_MAX_WAIT_MS: knob(
-    decimal(durationMs(0, 604_800_000).default(60_000)),
+    durationMs(0, 604_800_000).default(60_000),
     'set UPSTREAM_MAX_WAIT_MS to the farthest slot handed out, in ms, e.g. 60000; callers who would wait longer are rejected',
   ),
   UPSTREAM_DAILY_BUDGET: knob(
-    decimal(positiveInt('a positive whole number of calls per UTC day').max(1_000_000_000).optional()),
+    positiveInt('a positive whole number of calls per UTC day').max(1_000_000_000).optional(),
     'set UPSTREAM_DAILY_BUDGET to the most upstream calls per UTC day, e.g. 10000, or unset it for no daily budget',
   ),
   UPSTREAM_GRACE_MS: knob(
-    decimal(durationMs(0, 60_000).default(1000)),
+    durationMs(0, 60_000).default(1000),
     'set UPSTREAM_GRACE_MS to how late after its slot a reserved caller may come back, in ms, e.g. 1000; each reservation keeps this much of the quota unused',
   ),
   UPSTREAM_HOLD_MS: knob(
-    decimal(durationMs(0, 60_000).default(2000)),
+    durationMs(0, 60_000).default(2000),
     'set UPSTREAM_HOLD_MS to the longest a call is held for its slot, in ms, e.g. 2000 (0: never hold; answer "reserved")',
   ),
-  METRICS_PORT: knob(decimal(port.optional()), 'set METRICS_PORT to a port for /metrics (not the public PORT), or unset it'),
+  METRICS_PORT: knob(port.optional(), 'set METRICS_PORT to a port for /metrics (not the public PORT), or unset it'),
   LOG_FORMAT: knob(z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).optional(), 'set LOG_FORMAT to json or pretty'),
 } as const;
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig, findTier, describeConfig, type Config } from '../../src/config/config';
+import { loadConfig, findTier, describeConfig, readKnob, type Config } from '../../src/config/config';
+import { knobs } from '../../src/config/knobs';
 import { ConfigError } from '../../src/config/config-error';
 
 const fixturesDir = path.join(__dirname, '..', 'fixtures', 'bad-config');
@@ -222,5 +223,29 @@ describe('loadConfig: the upstream credential', () => {
 
   it('has no upstream without UPSTREAM_MCP_URL', () => {
     expect(loadConfig({}).upstream).toBeUndefined();
+  });
+});
+
+describe('number knobs read decimal digits only', () => {
+  // Number() (z.coerce.number) reads all of these; RATE_LIMIT_PER_MINUTE=0b11 meant 3.
+  const notDecimal = ['0b11', '0x1f', '0o7', '1e3', '5E-1', 'Infinity', '+5', ' 0x10 '];
+  const names = Object.keys(knobs) as (keyof typeof knobs)[];
+
+  test.each(names)('%s never reads a binary, hex, octal or exponent form as a number', (name) => {
+    const readAsNumbers = notDecimal.filter((raw) => {
+      const read = readKnob(name, raw);
+      return read.ok && typeof read.value === 'number';
+    });
+    expect(readAsNumbers).toEqual([]);
+  });
+
+  test.each<[keyof typeof knobs, string, unknown]>([
+    ['RATE_LIMIT_PER_MINUTE', '0120', 120],
+    ['PORT', ' 8081 ', 8081],
+    ['UPSTREAM_HEADROOM', '0.85', 0.85],
+    ['UPSTREAM_HEADROOM', '.5', 0.5],
+    ['MAX_CONNECTIONS', '0', 0],
+  ])('%s=%j is read as %j', (name, raw, value) => {
+    expect(readKnob(name, raw)).toEqual({ ok: true, value });
   });
 });
