@@ -76,6 +76,26 @@ describe('parseStrictJson: properties', () => {
     );
   });
 
+  test('a key given twice anywhere, at any depth, is refused and named', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 5 }),
+        fc.nat(),
+        fc.integer({ min: 0, max: 3 }),
+        (object, pick, depth) => {
+          const keys = Object.keys(object);
+          const key = keys[pick % keys.length] as string;
+          const repeated = `{${JSON.stringify(key)}:1,${JSON.stringify(object).slice(1)}`;
+          const text = '{"a":'.repeat(depth) + repeated + '}'.repeat(depth);
+          const result = parseStrictJson(text);
+          expect(result.ok).toBe(false);
+          expect((result as { problem: string }).problem).toContain(`${JSON.stringify(key)} is given twice in one object`);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   test('any text JSON.parse refuses is refused, never thrown', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 40 }), (text) => {
