@@ -6,9 +6,14 @@ import { overrideIdOf, type OverrideTarget } from '../policies/limit-override';
 import { servedToolNames } from '../service/served-tools';
 import { createOverrideStore } from '../tokens/create-override-store';
 import { createTokenStore } from '../tokens/create-token-store';
-import { CorruptOverrideError, policiesOf, type LimitOverrideRecord, type LimitOverrideStore } from '../tokens/limit-override-record';
+import { TOOL_NAME } from '../policies/tool-costs';
+import { CorruptOverrideError, parseOverrideRecord, policiesOf, type LimitOverrideRecord, type LimitOverrideStore, type SkippedOverride } from '../tokens/limit-override-record';
 import type { TokenStore } from '../tokens/token-record';
 import { configOrReport, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, runAsMain, type CliStreams } from './run-as-main';
+
+/** The longest --expires: ten years. Longer is "until unset" (leave --expires out); past a Date's range every instance once stopped at its next poll. */
+export const MAX_EXPIRES = '3650d';
+const MAX_EXPIRES_MS = 3650 * 86_400_000;
 
 export const LIMITS_USAGE = `Usage: npm run limits -- <command> [options]
 
@@ -18,8 +23,9 @@ Commands:
       Override a limit at runtime: a token's or a tier's figure, or (with --tool) the
       limit on one tool's calls, for one token, one tier or every token. Every running
       instance applies it within LIMIT_OVERRIDES_POLL_MS (5 s by default). --expires
-      (30s, 10m, 24h, 7d) makes it vanish by itself; --shadow decides and reports it
-      without enforcing it.
+      (30s, 10m, 24h, 7d; at most ${MAX_EXPIRES}) makes it vanish by itself; --shadow decides
+      and reports it without enforcing it. With UPSTREAM_MCP_URL set (a gateway), --tool
+      takes any well-formed tool name: only the upstream knows its tools.
   list [--json]
       The overrides in force.
   unset (--token ID | --tier NAME | --tool NAME) [--tool NAME] [--json]
@@ -35,7 +41,7 @@ export interface LimitsCliDeps {
   readonly clock?: () => number;
   /** Replaces store selection (tests); default: the token store's (TOKEN_STORE). */
   readonly openStores?: (config: Config) => Promise<OpenedStores>;
-  /** Default: the tools /mcp serves. */
+  /** Default: the tools firelimit itself serves (in gateway mode, any well-formed name besides). */
   readonly toolNames?: readonly string[];
 }
 
@@ -65,11 +71,13 @@ export async function runLimitsCli(argv: readonly string[], env: NodeJS.ProcessE
     (command === undefined ? io.stderr : io.stdout).write(LIMITS_USAGE);
     return command === undefined ? EXIT_USAGE : EXIT_OK;
   }
-  const config = configOrReport(env, deps.cwd, io);
-  if (config === undefined) return EXIT_FAILURE;
+  const operator = configOrReport(env, deps.cwd, io);
+  if (operator === undefined) return EXIT_FAILURE;
+  const { config } = operator;
+  const tools: ToolNames = { own: deps.toolNames ?? servedToolNames(), gateway: operator.gateway };
   let args: Parsed;
   try {
-    args = parse(command, rest, config, deps.toolNames ?? servedToolNames());
+    args = parse(command, rest, config, tools);
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
     io.stderr.write(`${error.message}\n\n${LIMITS_USAGE}`);
@@ -78,7 +86,7 @@ export async function runLimitsCli(argv: readonly string[], env: NodeJS.ProcessE
   const clock = deps.clock ?? Date.now;
   const opened = await (deps.openStores ?? openConfiguredStores)(config);
   try {
-    return await run(args, opened, config, clock, io);
+    return await run(args, opened, config, tools, clock, io);
   } catch (error) {
     if (error instanceof InputError) {
       io.stderr.write(`${error.message}\n`);
@@ -91,7 +99,13 @@ export async function runLimitsCli(argv: readonly string[], env: NodeJS.ProcessE
   }
 }
 
-function parse(command: string, rest: readonly string[], config: Config, toolNames: readonly string[]): Parsed {
+/** The tool names --tool may give: firelimit's own, and in gateway mode any well-formed one (the upstream's). */
+interface ToolNames {
+  readonly own: readonly string[];
+  readonly gateway: boolean;
+}
+
+function parse(command: string, rest: readonly string[], config: Config, tools: ToolNames): Parsed {
   if (command !== 'set' && command !== 'list' && command !== 'unset') throw new InputError(`Unknown command ${JSON.stringify(command)}.`);
   let values;
   try {
@@ -129,7 +143,14 @@ function parse(command: string, rest: readonly string[], config: Config, toolNam
   if (target.tier !== undefined && !config.rateLimit.tiers.some((t) => t.name === target.tier)) {
     throw new InputError(`No tier is named ${JSON.stringify(target.tier)}; tiers: ${config.rateLimit.tiers.map((t) => t.name).join(', ')}.`);
   }
-  if (target.tool !== undefined && !toolNames.includes(target.tool)) throw new InputError(`No tool is named ${JSON.stringify(target.tool)}; tools served: ${toolNames.join(', ')}.`);
+  if (target.tool !== undefined && !tools.own.includes(target.tool)) {
+    if (!tools.gateway) {
+      throw new InputError(
+        `No tool is named ${JSON.stringify(target.tool)}; tools served: ${tools.own.join(', ')}. For an upstream tool (a gateway), run this with UPSTREAM_MCP_URL set as the service has it.`,
+      );
+    }
+    if (!TOOL_NAME.test(target.tool)) throw new InputError(`--tool ${JSON.stringify(target.tool)} is not a tool name (1-128 of A-Z a-z 0-9 _ - .).`);
+  }
   if (command === 'unset') return base;
 
   const perMinute = wholeNumber(values['per-minute'], '--per-minute');
@@ -142,6 +163,9 @@ function parse(command: string, rest: readonly string[], config: Config, toolNam
   if (values.expires !== undefined) {
     expiresMs = parseDuration(values.expires);
     if (expiresMs === undefined) throw new InputError(`--expires ${JSON.stringify(values.expires)} is not a duration such as 30s, 10m, 24h or 7d.`);
+    if (expiresMs > MAX_EXPIRES_MS) {
+      throw new InputError(`--expires ${JSON.stringify(values.expires)} is longer than the longest accepted, ${MAX_EXPIRES}; leave --expires out for an override that lasts until unset.`);
+    }
   }
   const parsed: Parsed = { ...base, perMinute, algorithm: algorithm as AlgorithmName, ...(burst !== undefined ? { burst } : {}), ...(expiresMs !== undefined ? { expiresMs } : {}) };
   try {
@@ -158,13 +182,14 @@ function wholeNumber(text: string | undefined, flag: string): number | undefined
   return Number(text);
 }
 
-async function run(args: Parsed, stores: OpenedStores, config: Config, clock: () => number, io: CliStreams): Promise<number> {
+async function run(args: Parsed, stores: OpenedStores, config: Config, tools: ToolNames, clock: () => number, io: CliStreams): Promise<number> {
   const out = (value: unknown) => io.stdout.write(`${JSON.stringify(value)}\n`);
   const nowMs = clock();
   switch (args.command) {
     case 'list': {
-      const records = await stores.overrides.list(nowMs);
-      if (args.json) out({ overrides: records.map(publicView) });
+      const { records, skipped } = await stores.overrides.list(nowMs);
+      reportSkipped(skipped, io);
+      if (args.json) out({ overrides: records.map(publicView), ...(skipped.length > 0 ? { skipped } : {}) });
       else io.stdout.write(records.length === 0 ? 'No limit overrides in force.\n' : `${records.map(describe).join('\n')}\n`);
       return EXIT_OK;
     }
@@ -184,9 +209,20 @@ async function run(args: Parsed, stores: OpenedStores, config: Config, clock: ()
         setAtMs: nowMs,
         expiresAtMs: args.expiresMs === undefined ? null : nowMs + args.expiresMs,
       };
+      try {
+        // The check every instance runs on what it reads: what it would skip is never written.
+        parseOverrideRecord(record, 'override');
+      } catch (error) {
+        if (!(error instanceof CorruptOverrideError)) throw error;
+        throw new InputError(`${error.message.replace(/^override: /, 'The service could not load this override: ')}; nothing was written.`);
+      }
       await stores.overrides.put(record);
-      if (args.json) out(publicView(record));
-      else io.stdout.write(`Set ${describe(record)}.\nEvery instance applies it within ${Math.round(config.tokens.overridesPollMs / 1000)} s (LIMIT_OVERRIDES_POLL_MS).\n`);
+      const upstreamTool = record.target.tool !== undefined && !tools.own.includes(record.target.tool);
+      if (args.json) out({ ...publicView(record), ...(upstreamTool ? { upstreamTool: true } : {}) });
+      else {
+        io.stdout.write(`Set ${describe(record)}.\nEvery instance applies it within ${Math.round(config.tokens.overridesPollMs / 1000)} s (LIMIT_OVERRIDES_POLL_MS).\n`);
+        if (upstreamTool) io.stdout.write(`${JSON.stringify(record.target.tool)} is taken as an upstream tool (UPSTREAM_MCP_URL is set): this command cannot ask the upstream, so check the name against its tools/list.\n`);
+      }
       return EXIT_OK;
     }
     case 'unset': {
@@ -197,6 +233,13 @@ async function run(args: Parsed, stores: OpenedStores, config: Config, clock: ()
       else if (removed) io.stdout.write(`Removed the override for ${id}.\n`);
       return removed ? EXIT_OK : EXIT_FAILURE;
     }
+  }
+}
+
+/** Records the service skips are said on stderr, never left for an operator to discover in the logs. */
+function reportSkipped(skipped: readonly SkippedOverride[], io: CliStreams): void {
+  for (const entry of skipped) {
+    io.stderr.write(`Skipped, the service cannot load it: ${entry.where}: ${entry.problem}. Set it again (limits set), remove it (limits unset) or correct it there.\n`);
   }
 }
 

@@ -1,5 +1,5 @@
-import { loadConfig, type Config } from '../config/config';
 import { ConfigError } from '../config/config-error';
+import { loadOperatorConfig, type OperatorConfig } from '../config/operator-config';
 
 /** What a command writes to: stdout for its answer, stderr for everything else. */
 export interface CliStreams {
@@ -29,10 +29,14 @@ export function runAsMain(run: (argv: string[], env: NodeJS.ProcessEnv, io: CliS
   );
 }
 
-/** The configuration the command runs with, or undefined once a bad one has been reported on stderr (the boot's own message and fix). */
-export function configOrReport(env: NodeJS.ProcessEnv, cwd: string | undefined, io: CliStreams): Config | undefined {
+/**
+ * The configuration the command runs with (only the knobs operator commands
+ * read: operator-config.ts), or undefined once a bad one has been reported on
+ * stderr (the boot's own message and fix).
+ */
+export function configOrReport(env: NodeJS.ProcessEnv, cwd: string | undefined, io: CliStreams): OperatorConfig | undefined {
   try {
-    return loadConfig(env, { cwd });
+    return loadOperatorConfig(env, { cwd });
   } catch (error) {
     if (error instanceof ConfigError) {
       io.stderr.write(`${error.message}\n`);

@@ -57,7 +57,7 @@ export async function runTokenCli(argv: readonly string[], env: NodeJS.ProcessEn
     return EXIT_USAGE;
   }
 
-  const config = configOrReport(env, deps.cwd, io);
+  const config = configOrReport(env, deps.cwd, io)?.config;
   if (config === undefined) return EXIT_FAILURE;
 
   const opened = await (deps.openStore ?? openConfiguredStore)(config);

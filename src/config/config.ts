@@ -7,7 +7,7 @@ import type { FailurePolicy } from '../limiter/rate-limiter';
 import type { BackendName } from '../limiter/limit-store';
 import { InvalidRedisUrlError, parseRedisUrl } from '../limiter/stores/redis-url';
 import { ConfigError, type ConfigProblem } from './config-error';
-import { knobs, type KnobValues } from './knobs';
+import { decimalText, knobs, type KnobValues } from './knobs';
 import type { PoliciesConfig } from '../policies/resolve-charges';
 import { upstreamOf, type UpstreamConfig } from './upstream-config';
 
@@ -115,17 +115,21 @@ export interface LoadConfigOptions {
   readonly stdoutIsTty?: boolean;
   /** Reads a secret file (REDIS_URL_FILE); injected for tests. */
   readonly readFile?: (filePath: string) => string;
+  /**
+   * `checked` (default): LIMITS_FILE's `upstream` section needs
+   * UPSTREAM_MCP_URL, as the service does. `schema-only`: its fields are
+   * checked, not held against a URL: the operator commands never read it.
+   */
+  readonly upstreamSection?: 'checked' | 'schema-only';
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = {}): Config {
   const problems: ConfigProblem[] = [];
   const values = {} as Record<string, unknown>;
-  for (const [name, knob] of Object.entries(knobs)) {
-    const raw = env[name];
-    const input = raw === undefined || raw.trim() === '' ? undefined : raw.trim();
-    const parsed = (knob.schema as z.ZodType).safeParse(input);
-    if (parsed.success) values[name] = parsed.data;
-    else problems.push({ knob: name, problem: describeIssue(parsed.error, knob.secret === true ? undefined : raw), fix: knob.fix });
+  for (const name of Object.keys(knobs) as (keyof typeof knobs)[]) {
+    const read = readKnob(name, env[name]);
+    if (read.ok) values[name] = read.value;
+    else problems.push(read.problem);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   const v = values as KnobValues;
@@ -211,7 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       fix: 'raise HTTP_REQUEST_TIMEOUT_MS to at least HTTP_HEADERS_TIMEOUT_MS, or lower HTTP_HEADERS_TIMEOUT_MS',
     });
   }
-  const upstream = upstreamOf(v, cwd, options.readFile ?? defaultReadFile, file.upstreamTools, problems);
+  const upstream = upstreamOf(v, cwd, options.readFile ?? defaultReadFile, options.upstreamSection === 'schema-only' && v.UPSTREAM_MCP_URL === undefined ? new Map() : file.upstreamTools, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
@@ -265,6 +269,18 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
   };
 }
 
+/** One knob's value from its raw text (trimmed; empty is unset), or the problem with it. */
+export function readKnob(name: keyof typeof knobs, raw: string | undefined): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly problem: ConfigProblem } {
+  const knob = knobs[name];
+  const schema = knob.schema as z.ZodType;
+  const input = raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+  let parsed = schema.safeParse(input);
+  // A number knob gets its text as a number, read in decimal digits only (knobs.ts, decimalText).
+  if (!parsed.success && input !== undefined && expectsNumber(parsed.error)) parsed = schema.safeParse(decimalText(input));
+  if (parsed.success) return { ok: true, value: parsed.data };
+  return { ok: false, problem: { knob: name, problem: describeIssue(parsed.error, knob.secret === true ? undefined : raw), fix: knob.fix } };
+}
+
 /** The tier a token names, or undefined when the configuration has no such tier. */
 export function findTier(config: Config, name: string): Tier | undefined {
   return config.rateLimit.tiers.find((tier) => tier.name === name);
@@ -292,6 +308,11 @@ export function describeConfig(config: Config): Record<string, unknown> {
 function urlWithoutQuery(url: string): string {
   const parsed = new URL(url);
   return `${parsed.origin}${parsed.pathname}${parsed.search === '' ? '' : '?[not shown]'}`;
+}
+
+function expectsNumber(error: z.ZodError): boolean {
+  const issue = error.issues[0];
+  return issue?.code === 'invalid_type' && issue.expected === 'number';
 }
 
 function describeIssue(error: z.ZodError, raw: string | undefined): string {

@@ -4,10 +4,26 @@ import { FREE_PER_MINUTE_DEFAULT } from '../policies/free-calls';
 import { parseToolCosts } from '../policies/tool-costs';
 import { hasAtMostFourDecimals, parseUpstreamRate, UPSTREAM_RATE_EXPECTED } from './upstream-rate';
 
-const positiveInt = (what: string) =>
-  z.coerce.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
+/**
+ * A number knob's text as a number, in decimal digits only (an optional minus,
+ * an optional fraction): `Number()` (and so `z.coerce.number`) also reads
+ * "0b11", "0x1f", "0o7", "1e3", "Infinity", so RATE_LIMIT_PER_MINUTE=0b11
+ * meant 3. Anything else becomes NaN, which the knob's schema refuses with
+ * its own message. loadConfig (readKnob) applies it to every knob whose schema
+ * expects a number, so a number knob is a plain `z.number()` schema: never coerce.
+ */
+export function decimalText(input: unknown): unknown {
+  if (typeof input !== 'string') return input;
+  return /^-?(\d+(\.\d+)?|\.\d+)$/.test(input) ? Number(input) : Number.NaN;
+}
 
-const port = z.coerce
+/** Names a tier may not take: a key every object already has, which a lookup by name would find on any object. */
+const RESERVED_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+const positiveInt = (what: string) =>
+  z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
+
+const port = z
   .number({ error: 'expected a TCP port number' })
   .int({ error: 'expected a TCP port number' })
   .min(1, { error: 'expected a port from 1 to 65535' })
@@ -15,14 +31,14 @@ const port = z.coerce
 
 /** A whole number of milliseconds from `minMs` to `maxMs`; both bounds catch a value given in seconds or with a zero too many. */
 const durationMs = (minMs: number, maxMs: number) =>
-  z.coerce
+  z
     .number({ error: 'expected a whole number of milliseconds' })
     .int({ error: 'expected a whole number of milliseconds' })
     .min(minMs, { error: `expected at least ${minMs} ms` })
     .max(maxMs, { error: `expected at most ${maxMs} ms` });
 
 const wholeNumber = (what: string, min: number, max: number) =>
-  z.coerce
+  z
     .number({ error: `expected ${what}` })
     .int({ error: `expected ${what}` })
     .min(min, { error: `expected ${what} from ${min} to ${max}` })
@@ -53,6 +69,10 @@ const tiers = z
     for (const part of s.split(',').map((x) => x.trim()).filter(Boolean)) {
       const m = /^([A-Za-z0-9_-]{1,32})=(\d{1,9})$/.exec(part);
       const perMinute = m ? Number(m[2]) : 0;
+      if (m && RESERVED_NAMES.has(m[1] as string)) {
+        ctx.addIssue({ code: 'custom', message: `"${m[1]}" cannot name a tier (every object has it)` });
+        return z.NEVER;
+      }
       if (!m || perMinute < 1 || m[1] === 'default' || out.some((t) => t.name === m[1])) {
         ctx.addIssue({ code: 'custom', message: `"${part}" is not name=perMinute (unique names, not "default", limit >= 1)` });
         return z.NEVER;
@@ -93,7 +113,8 @@ const upstreamUrl = z
   .url({ error: 'expected an http:// or https:// URL' })
   .optional()
   .superRefine((s, ctx) => {
-    if (s === undefined) return;
+    // zod runs refinements after a failed check too: a text that is no URL at all was already reported, and new URL() would throw.
+    if (s === undefined || !URL.canParse(s)) return;
     const url = new URL(s);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'expected an http:// or https:// URL' });
     else if (url.username !== '' || url.password !== '') ctx.addIssue({ code: 'custom', message: 'the URL carries credentials' });
@@ -257,7 +278,7 @@ export const knobs = {
   ),
   UPSTREAM_RATE: knob(upstreamRate, 'set UPSTREAM_RATE to the calls the upstream allows per window, e.g. 15/min or 2/s, or unset it for no upstream quota'),
   UPSTREAM_HEADROOM: knob(
-    z.coerce.number({ error: 'expected a fraction' }).gt(0, { error: 'expected a fraction above 0 and at most 1' }).max(1, { error: 'expected a fraction above 0 and at most 1' })
+    z.number({ error: 'expected a fraction' }).gt(0, { error: 'expected a fraction above 0 and at most 1' }).max(1, { error: 'expected a fraction above 0 and at most 1' })
       .refine(hasAtMostFourDecimals, { error: 'expected at most 4 decimals' }).default(0.9),
     'set UPSTREAM_HEADROOM to the share of UPSTREAM_RATE to use, e.g. 0.9',
   ),

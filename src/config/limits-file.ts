@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatPath, parseStrictJson } from '../shared/strict-json';
 import type { AlgorithmName } from '../limiter/algorithms/algorithm';
 import { assertValidPolicySet, MAX_POLICIES_PER_SET } from '../limiter/policy';
 import { limitSchema, NAME, policiesOf } from './limit-schema';
@@ -21,6 +22,10 @@ import { upstreamSectionSchema, upstreamToolQuotasOf, type UpstreamToolQuotaEntr
  * unknown fields are refused, not ignored, so a typo never silently drops a
  * limit.
  */
+
+/** Far above what a file of tiers and rules needs; bounded so a runaway file is a clear refusal, not a slow boot or a stack overflow. */
+export const LIMITS_FILE_MAX_BYTES = 1_048_576;
+export const LIMITS_FILE_MAX_DEPTH = 32;
 
 const FIX = 'correct that field in LIMITS_FILE (docs/limits-file.md shows every field), or unset LIMITS_FILE';
 
@@ -62,12 +67,13 @@ export type LimitsFileResult =
 export { parseDuration } from './limit-schema';
 
 export function parseLimitsFile(text: string, defaults: LimitsFileDefaults): LimitsFileResult {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    return fail('the file is not valid JSON', `${(error as Error).message}; fix the JSON syntax`);
+  const read = parseStrictJson(text, { maxDepth: LIMITS_FILE_MAX_DEPTH, maxBytes: LIMITS_FILE_MAX_BYTES, plainNumbers: true });
+  if (!read.ok) {
+    return read.line === undefined
+      ? fail(`the file is ${read.problem}`, 'keep the file under 1 MiB: a limits file holds tiers and rules, not data')
+      : fail(`the file is not valid JSON: ${read.problem}`, 'fix the file at that line and column (docs/limits-file.md shows every field)');
   }
+  const json = read.value;
   const reserved = pathOfKey(json, '__proto__', []);
   if (reserved !== undefined) {
     // The schema would drop such a key without a word: a tier, cost or quota named so would silently not exist.
@@ -121,7 +127,4 @@ function fail(problem: string, fix: string): LimitsFileResult {
   return { ok: false, problems: [{ knob: 'LIMITS_FILE', problem, fix }] };
 }
 
-function fieldPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return '(the whole file)';
-  return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`)).join('');
-}
+const fieldPath = formatPath;

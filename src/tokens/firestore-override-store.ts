@@ -1,5 +1,5 @@
 import type { Firestore } from 'firebase-admin/firestore';
-import { parseOverrideRecord, type LimitOverrideRecord, type LimitOverrideStore } from './limit-override-record';
+import { CorruptOverrideError, parseOverrideRecord, skippedOf, type LimitOverrideRecord, type LimitOverrideStore, type OverrideListing, type SkippedOverride } from './limit-override-record';
 
 /** The production collection, beside apiTokens; closed to clients like it (firestore.rules). */
 export const OVERRIDES_COLLECTION = 'limitOverrides';
@@ -16,11 +16,21 @@ export class FirestoreOverrideStore implements LimitOverrideStore {
     readonly collection: string = OVERRIDES_COLLECTION,
   ) {}
 
-  async list(nowMs: number): Promise<LimitOverrideRecord[]> {
+  async list(nowMs: number): Promise<OverrideListing> {
     const snapshot = await this.firestore.collection(this.collection).get();
-    return snapshot.docs
-      .map((doc) => parseOverrideRecord(JSON.parse(String(doc.get('record'))), `${this.collection}/${doc.id}`))
-      .filter((r) => r.expiresAtMs === null || r.expiresAtMs > nowMs);
+    const records: LimitOverrideRecord[] = [];
+    const skipped: SkippedOverride[] = [];
+    for (const doc of snapshot.docs) {
+      const where = `${this.collection}/${doc.id}`;
+      try {
+        const record = parseOverrideRecord(recordJson(doc.get('record'), where), where);
+        if (record.expiresAtMs === null || record.expiresAtMs > nowMs) records.push(record);
+      } catch (error) {
+        if (!(error instanceof CorruptOverrideError)) throw error;
+        skipped.push(skippedOf(error, where));
+      }
+    }
+    return { records, skipped };
   }
 
   async put(record: LimitOverrideRecord): Promise<void> {
@@ -42,5 +52,14 @@ export class FirestoreOverrideStore implements LimitOverrideStore {
 
   private doc(id: string) {
     return this.firestore.collection(this.collection).doc(encodeURIComponent(id));
+  }
+}
+
+/** The document's `record` field as JSON; a document edited by hand into something else is one skipped record, not a failed read. */
+function recordJson(field: unknown, where: string): unknown {
+  try {
+    return JSON.parse(String(field));
+  } catch {
+    throw new CorruptOverrideError(`${where}: the "record" field is not JSON; delete the document or set the override again (npm run limits -- set)`);
   }
 }

@@ -3,6 +3,10 @@ import { ALGORITHM_NAMES, type AlgorithmName } from '../limiter/algorithms/algor
 import { assertValidPolicySet, type RateLimitPolicy } from '../limiter/policy';
 import { overrideIdOf, type LimitOverride, type OverrideTarget } from '../policies/limit-override';
 import { TOOL_NAME } from '../policies/tool-costs';
+import { MAX_LIMIT, MAX_WINDOW_MS } from '../config/limit-schema';
+
+/** The latest instant a JavaScript Date holds (8.64e15 ms, in the year 275760): past it, toISOString throws "Invalid time value". */
+export const MAX_TIME_MS = 8_640_000_000_000_000;
 
 /**
  * A runtime override as stored (a file beside TOKENS_FILE, or one Firestore
@@ -37,12 +41,13 @@ const recordSchema = z
     id: z.string(),
     target: targetSchema,
     algorithm: z.enum(ALGORITHM_NAMES as [AlgorithmName, ...AlgorithmName[]]),
-    limit: z.number().int().min(1),
-    windowMs: z.number().int().min(1000),
-    burst: z.number().int().min(1).optional(),
+    limit: z.number().int().min(1).max(MAX_LIMIT),
+    windowMs: z.number().int().min(1000).max(MAX_WINDOW_MS),
+    burst: z.number().int().min(1).max(MAX_LIMIT).optional(),
     shadow: z.boolean(),
-    setAtMs: z.number().int(),
-    expiresAtMs: z.number().int().nullable(),
+    // A time a Date can show: an expiry past MAX_TIME_MS (--expires 99999999d) once stopped every instance at its next poll.
+    setAtMs: z.number().int().min(0).max(MAX_TIME_MS),
+    expiresAtMs: z.number().int().min(0).max(MAX_TIME_MS).nullable(),
   })
   .strict();
 
@@ -82,9 +87,31 @@ export function toLimitOverride(record: LimitOverrideRecord): LimitOverride {
   return { target: record.target, policies: policiesOf(record), shadow: record.shadow, setAtMs: record.setAtMs, expiresAtMs: record.expiresAtMs };
 }
 
-/** Where overrides are kept; file and Firestore implement it. Expired records are never returned. */
+/** A stored record the service cannot load: skipped, never applied, never fatal. */
+export interface SkippedOverride {
+  /** Where it is: the file and its index, or the collection and document. */
+  readonly where: string;
+  readonly problem: string;
+}
+
+/** One read of the store: the records in force, and those it holds but nobody can load. */
+export interface OverrideListing {
+  readonly records: LimitOverrideRecord[];
+  readonly skipped: readonly SkippedOverride[];
+}
+
+/** Splits a CorruptOverrideError's text ("where: problem") for a listing. */
+export function skippedOf(error: CorruptOverrideError, where: string): SkippedOverride {
+  return { where, problem: error.message.startsWith(`${where}: `) ? error.message.slice(where.length + 2) : error.message };
+}
+
+/**
+ * Where overrides are kept; file and Firestore implement it. Expired records
+ * are never returned. A record that cannot be loaded is listed as skipped; a
+ * store that cannot be read at all (a file that is not JSON) throws.
+ */
 export interface LimitOverrideStore {
-  list(nowMs: number): Promise<LimitOverrideRecord[]>;
+  list(nowMs: number): Promise<OverrideListing>;
   /** Replaces the record of the same target. */
   put(record: LimitOverrideRecord): Promise<void>;
   /** False when the target had no live override. */

@@ -1,7 +1,7 @@
 import { overrideIdOf, type LimitOverride, type OverrideIndex } from '../policies/limit-override';
 import { describeError } from '../shared/describe-error';
 import type { Logger } from '../shared/logger';
-import { toLimitOverride, type LimitOverrideRecord, type LimitOverrideStore } from './limit-override-record';
+import { CorruptOverrideError, toLimitOverride, type LimitOverrideRecord, type LimitOverrideStore, type OverrideListing } from './limit-override-record';
 
 export interface OverrideWatcherOptions {
   readonly store: LimitOverrideStore;
@@ -19,12 +19,22 @@ export interface OverrideWatcherOptions {
  * that fails keeps the last view (logged once until a read succeeds).
  * Unchanged records keep their policy objects, so the limiter's per-set
  * caches stay warm.
+ *
+ * Nothing a store holds can stop the instance: a record the service cannot
+ * load is skipped (logged once, with where it is and why) and the others
+ * apply. At startup there is no last view to keep, so `start()` does not
+ * resolve, and the instance does not serve, until one read has succeeded:
+ * it retries every `pollMs`, logging once (docs/adr/0048).
  */
 export class OverrideWatcher {
   private index = new Map<string, LimitOverride>();
   private records = new Map<string, string>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private failing = false;
+  private closed = false;
+  /** The skipped records of the last read, by where and why, so each is logged once while it stays. */
+  private skipped = new Set<string>();
+  private lastList: readonly LimitOverrideRecord[] = [];
   private polling: Promise<void> | undefined;
   private readonly clock: () => number;
 
@@ -35,37 +45,90 @@ export class OverrideWatcher {
   /** The overrides in force, as of the last read. Expired ones may linger until the next read; resolution skips them by time. */
   readonly current = (): OverrideIndex => this.index;
 
-  /** Reads once (so the first request already sees the overrides), then polls. */
+  /**
+   * Reads until one read succeeds (so the first request already sees the
+   * overrides, and none is served without them), then polls. Resolves
+   * early, with nothing read, only if the watcher is closed meanwhile.
+   */
   async start(): Promise<void> {
-    await this.refresh();
-    this.timer = setInterval(() => void this.refresh(), this.options.pollMs);
+    const { logger, pollMs } = this.options;
+    for (let attempt = 1; ; attempt += 1) {
+      let listing: OverrideListing;
+      try {
+        listing = await this.options.store.list(this.clock());
+      } catch (error) {
+        if (attempt === 1) {
+          logger.error('limit overrides cannot be read at startup; not serving until they can be, retrying', {
+            event: 'ratelimit.overrides_unreadable_at_start',
+            retryEveryMs: pollMs,
+            ...problemOf(error),
+          });
+        }
+        await new Promise((resolve) => setTimeout(resolve, pollMs));
+        if (this.closed) return;
+        continue;
+      }
+      if (attempt > 1) logger.info('limit overrides read at startup', { event: 'ratelimit.overrides_readable', attempts: attempt });
+      this.apply(listing, this.clock());
+      break;
+    }
+    if (this.closed) return;
+    this.timer = setInterval(() => void this.refresh(), pollMs);
     this.timer.unref();
   }
 
+  /** One read now (or the one in progress). Never rejects: whatever goes wrong keeps the last view and is logged. */
   refresh(): Promise<void> {
-    this.polling ??= this.read().finally(() => {
-      this.polling = undefined;
-    });
+    this.polling ??= this.read()
+      .catch((error: unknown) => {
+        this.options.logger.error('limit overrides could not be applied; keeping the last ones read', { event: 'ratelimit.overrides_unreadable', error: describeError(error) });
+      })
+      .finally(() => {
+        this.polling = undefined;
+      });
     return this.polling;
   }
 
   private async read(): Promise<void> {
     const { logger } = this.options;
     const nowMs = this.clock();
-    let list: LimitOverrideRecord[];
+    let listing: OverrideListing;
     try {
-      list = await this.options.store.list(nowMs);
+      listing = await this.options.store.list(nowMs);
     } catch (error) {
-      if (!this.failing) logger.error('limit overrides cannot be read; keeping the last ones read', { event: 'ratelimit.overrides_unreadable', error: describeError(error) });
+      if (!this.failing) logger.error('limit overrides cannot be read; keeping the last ones read', { event: 'ratelimit.overrides_unreadable', ...problemOf(error) });
       this.failing = true;
       return;
     }
     if (this.failing) logger.info('limit overrides are readable again', { event: 'ratelimit.overrides_readable' });
     this.failing = false;
+    this.apply(listing, nowMs);
+  }
+
+  private apply({ records: list, skipped }: OverrideListing, nowMs: number): void {
+    const { logger } = this.options;
+    const skippedNow = new Set<string>();
+    for (const { where, problem } of skipped) {
+      const key = `${where}\n${problem}`;
+      skippedNow.add(key);
+      if (!this.skipped.has(key)) {
+        logger.error('limit override skipped: it cannot be loaded; the others apply', {
+          event: 'ratelimit.override_skipped',
+          where,
+          problem,
+          fix: 'set the override again (npm run limits -- set), remove it (npm run limits -- unset), or correct it where it is stored',
+        });
+      }
+    }
+    this.skipped = skippedNow;
+    // The file store hands back the same record objects while its file is unchanged: nothing to compare, record by record.
+    if (list.length === this.lastList.length && list.every((record, i) => record === this.lastList[i])) return;
+    this.lastList = list;
     const next = new Map<string, LimitOverride>();
     const nextRecords = new Map<string, string>();
     for (const record of list) {
       const id = overrideIdOf(record.target);
+      if (next.has(id)) continue; // two records of one target (a hand edit): the first, as every instance reads it
       const text = JSON.stringify(record);
       nextRecords.set(id, text);
       const previous = this.records.get(id);
@@ -84,11 +147,21 @@ export class OverrideWatcher {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     await this.polling;
     await this.options.store.close();
   }
+}
+
+/**
+ * What to log of a failed read: a CorruptOverrideError's text names the file,
+ * the place and the remedy, and holds no secret; any other error only its
+ * class and code (a message may quote a URL with a password).
+ */
+function problemOf(error: unknown): Record<string, unknown> {
+  return { error: describeError(error), ...(error instanceof CorruptOverrideError ? { problem: error.message } : {}) };
 }
 
 /** A record for the log: its target (a token's public id, never a secret) and figures. */
@@ -101,6 +174,13 @@ export function describeRecord(record: LimitOverrideRecord): Record<string, unkn
     windowMs: record.windowMs,
     ...(record.burst !== undefined ? { burst: record.burst } : {}),
     shadow: record.shadow,
-    expiresAt: record.expiresAtMs === null ? null : new Date(record.expiresAtMs).toISOString(),
+    expiresAt: isoTime(record.expiresAtMs),
   };
+}
+
+/** A time for the log; one no Date can show (the store refuses them) is given as its number rather than thrown. */
+function isoTime(ms: number | null): string | number | null {
+  if (ms === null) return null;
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? ms : date.toISOString();
 }

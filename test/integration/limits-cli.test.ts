@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../../src/cli/run-as-main';
@@ -99,5 +99,104 @@ describe('limits set / list / unset', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(message);
     await expect(readFile(overridesFile(), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('limits set refuses, before writing, what the service could not load', () => {
+  test('an expiry past the longest accepted (99999999d once wrote a record that stopped every instance)', async () => {
+    const result = await limits(['set', '--token', tokenId, '--per-minute', '5', '--expires', '99999999d']);
+    expect(result).toEqual({
+      code: EXIT_USAGE,
+      stdout: '',
+      stderr: expect.stringMatching(/^--expires "99999999d" is longer than the longest accepted, 3650d; leave --expires out for an override that lasts until unset\.\n/),
+    });
+    await expect(readFile(overridesFile(), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  test('the longest expiry is accepted', async () => {
+    const result = await limits(['set', '--token', tokenId, '--per-minute', '5', '--expires', '3650d', '--json']);
+    expect(result.code).toBe(EXIT_OK);
+    expect(JSON.parse(result.stdout).expiresAt).toBe(new Date(NOW_MS + 3650 * 86_400_000).toISOString());
+  });
+
+  test('a record the service\'s own check refuses (an expiry no Date can show, from a clock near its end) is named and not written', async () => {
+    const result = await limits(['set', '--token', tokenId, '--per-minute', '5', '--expires', '1h'], 8_640_000_000_000_000 - 1000);
+    expect(result.code).toBe(EXIT_USAGE);
+    expect(result.stderr).toMatch(/^The service could not load this override: expiresAtMs: .*; nothing was written\.\n/);
+    await expect(readFile(overridesFile(), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  test('a write that would take the file past the size the service reads is refused and writes nothing', async () => {
+    const { MAX_OVERRIDES_FILE_BYTES } = await import('../../src/tokens/file-override-store');
+    const filler = { id: 'tier=filler', target: { tier: 'filler' }, padding: 'x'.repeat(MAX_OVERRIDES_FILE_BYTES - 200) };
+    const text = JSON.stringify({ version: 1, overrides: [filler] });
+    await writeFile(overridesFile(), text);
+    const result = await limits(['set', '--token', tokenId, '--per-minute', '5']);
+    expect(result.code).toBe(EXIT_FAILURE);
+    expect(result.stderr).toMatch(new RegExp(`^limits set failed: ${escape(overridesFile())} would be \\d+ bytes, more than the ${MAX_OVERRIDES_FILE_BYTES} bytes the service reads .*nothing was written`));
+    expect(await readFile(overridesFile(), 'utf8')).toBe(text);
+  });
+});
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+describe('an overrides file the service cannot read, or a record in it, as the command line says it', () => {
+  test('a half-written file: set names the file, the line and column, and the remedy, and changes nothing', async () => {
+    const text = '{ "version": 1, "overrides": [\n  { "id": "token=tok_x", "target": {';
+    await writeFile(overridesFile(), text);
+    const result = await limits(['set', '--token', tokenId, '--per-minute', '5']);
+    expect(result).toEqual({
+      code: EXIT_FAILURE,
+      stdout: '',
+      stderr: `limits set failed: ${overridesFile()} is not valid JSON: line 2, column 37 (overrides[0].target): the text ends before the JSON does (is the file cut short?); fix it there, or move the file away to start with no overrides (npm run limits -- set writes a new one)\n`,
+    });
+    expect(await readFile(overridesFile(), 'utf8')).toBe(text);
+  });
+
+  test('a record the service skips: list shows the others and names it on stderr; set keeps it; unset of its target removes it', async () => {
+    const bad = { id: 'tier=pro', target: { tier: 'pro' }, algorithm: 'fixed-window', limit: 5, windowMs: 60_000, shadow: false, setAtMs: NOW_MS, expiresAtMs: 9e15 };
+    await writeFile(overridesFile(), JSON.stringify({ version: 1, overrides: [bad] }));
+    expect((await limits(['set', '--token', tokenId, '--per-minute', '5'])).code).toBe(EXIT_OK);
+    const listed = await limits(['list', '--json']);
+    expect(listed.code).toBe(EXIT_OK);
+    expect(JSON.parse(listed.stdout)).toEqual({
+      overrides: [expect.objectContaining({ override: `token=${tokenId}` })],
+      skipped: [{ where: `${overridesFile()} overrides[1]`, problem: expect.stringContaining('expiresAtMs') }],
+    });
+    expect(listed.stderr).toMatch(/^Skipped, the service cannot load it: .*overrides\[1\]: expiresAtMs: .*Set it again \(limits set\), remove it \(limits unset\) or correct it there\.\n$/);
+    expect(await limits(['unset', '--tier', 'pro'])).toMatchObject({ code: EXIT_OK, stdout: 'Removed the override for tier=pro.\n' });
+    expect(JSON.parse(await readFile(overridesFile(), 'utf8')).overrides.map((o: { id: string }) => o.id)).toEqual([`token=${tokenId}`]);
+  });
+});
+
+describe('limits set --tool in gateway mode', () => {
+  test('with UPSTREAM_MCP_URL set, an upstream tool name is accepted, and the output says it was not checked against the upstream', async () => {
+    env = { ...env, UPSTREAM_MCP_URL: 'http://127.0.0.1:3000/mcp' };
+    const human = await limits(['set', '--tool', 'get-sum', '--per-minute', '5']);
+    expect(human).toMatchObject({ code: EXIT_OK, stderr: '' });
+    expect(human.stdout).toContain('"get-sum" is taken as an upstream tool (UPSTREAM_MCP_URL is set): this command cannot ask the upstream, so check the name against its tools/list.');
+    const json = await limits(['set', '--token', tokenId, '--tool', 'get-sum', '--per-minute', '3', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ override: `token=${tokenId};tool=get-sum`, upstreamTool: true });
+    expect((await limits(['set', '--tool', 'whoami', '--per-minute', '3', '--json'])).stdout).not.toContain('upstreamTool');
+    expect(await limits(['unset', '--tool', 'get-sum'])).toMatchObject({ code: EXIT_OK });
+  });
+
+  test('with UPSTREAM_MCP_URL set, a name that cannot be a tool is still refused', async () => {
+    env = { ...env, UPSTREAM_MCP_URL: 'http://127.0.0.1:3000/mcp' };
+    const result = await limits(['set', '--tool', 'has space', '--per-minute', '5']);
+    expect(result.code).toBe(EXIT_USAGE);
+    expect(result.stderr).toMatch(/^--tool "has space" is not a tool name \(1-128 of A-Z a-z 0-9 _ - \.\)\./);
+  });
+
+  test('without it, an unknown tool says how to name an upstream one', async () => {
+    const result = await limits(['set', '--tool', 'get-sum', '--per-minute', '5']);
+    expect(result.stderr).toMatch(/^No tool is named "get-sum"; tools served: rate_limit_status, whoami\. For an upstream tool \(a gateway\), run this with UPSTREAM_MCP_URL set as the service has it\./);
+  });
+
+  test('a LIMITS_FILE with an upstream section does not need UPSTREAM_MCP_URL to run the command', async () => {
+    const limitsFile = path.join(dir, 'limits.json');
+    await writeFile(limitsFile, JSON.stringify({ upstream: { tools: { 'get-sum': { rate: '2/s' } } } }));
+    env = { ...env, LIMITS_FILE: limitsFile };
+    expect(await limits(['list'])).toMatchObject({ code: EXIT_OK, stdout: 'No limit overrides in force.\n' });
   });
 });

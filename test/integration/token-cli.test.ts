@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -78,6 +78,22 @@ describe('token create', () => {
     expect(code).toBe(EXIT_USAGE);
     expect(stdout).toBe('');
     expect(stderr.length).toBeGreaterThan(0);
+  });
+
+  it('runs without the gateway\'s or the backend\'s configuration: a LIMITS_FILE with an upstream section, no UPSTREAM_MCP_URL, a redis backend without a URL', async () => {
+    const limitsFile = path.join(dir, 'limits.json');
+    await writeFile(limitsFile, JSON.stringify({ tiers: { gold: { limits: [{ limit: 5, window: '1m' }] } }, upstream: { tools: { search: { rate: '2/s' } } } }));
+    const created = await cli(['create', '--name', 'laptop', '--tier', 'gold', '--json'], { LIMITS_FILE: limitsFile, RATE_LIMIT_BACKEND: 'redis', UPSTREAM_MCP_AUTHORIZATION_FILE: path.join(dir, 'missing-secret') });
+    expect(created).toMatchObject({ code: EXIT_OK, stderr: '' });
+    expect(JSON.parse(created.stdout)).toMatchObject({ tier: 'gold' });
+  });
+
+  it('still refuses a LIMITS_FILE it reads: its tiers name what --tier may be', async () => {
+    const limitsFile = path.join(dir, 'limits.json');
+    await writeFile(limitsFile, '{ "tiers": { "gold": { "limits": [{ "limit": 5, "window": "1m" }] }, "gold": { "limits": [{ "limit": 9, "window": "1m" }] } } }');
+    const { code, stderr } = await cli(['list'], { LIMITS_FILE: limitsFile });
+    expect(code).toBe(EXIT_FAILURE);
+    expect(stderr).toContain('LIMITS_FILE: the file is not valid JSON: line 1, column 70 (tiers): "gold" is given twice in one object');
   });
 
   it('names the bad knob when the configuration is invalid', async () => {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig, findTier, describeConfig, type Config } from '../../src/config/config';
+import { loadConfig, findTier, describeConfig, readKnob, type Config } from '../../src/config/config';
+import { knobs } from '../../src/config/knobs';
 import { ConfigError } from '../../src/config/config-error';
 
 const fixturesDir = path.join(__dirname, '..', 'fixtures', 'bad-config');
@@ -12,7 +13,11 @@ interface Fixture {
   readonly secrets: string[];
 }
 
-/** Each fixture is a small .env file; `# expect:` lines must appear in the boot error, `# secret-not-echoed:` must not. */
+/**
+ * Each fixture is a small .env file; `# expect:` lines must appear in the boot
+ * error, `# secret-not-echoed:` must not. LIMITS_FILE=limits/NAME names a file
+ * in bad-config/limits/, read as the service reads it.
+ */
 function readFixture(file: string): Fixture {
   const env: NodeJS.ProcessEnv = {};
   const expected: string[] = [];
@@ -28,6 +33,10 @@ function readFixture(file: string): Fixture {
   return { name: file.replace(/\.env$/, ''), env, expected, secrets };
 }
 
+function fixtureFile(filePath: string): string {
+  return filePath.startsWith('/srv/limits/') ? fs.readFileSync(path.join(fixturesDir, 'limits', path.basename(filePath)), 'utf8') : 'redis://from-file';
+}
+
 const fixtures = fs.readdirSync(fixturesDir).filter((f) => f.endsWith('.env')).sort().map(readFixture);
 
 describe('loadConfig refuses bad configuration with the knob, the problem and the fix', () => {
@@ -38,7 +47,7 @@ describe('loadConfig refuses bad configuration with the knob, the problem and th
   it.each(fixtures.map((f) => [f.name, f] as const))('%s', (_name, fixture) => {
     let thrown: unknown;
     try {
-      loadConfig(fixture.env, { cwd: '/srv', readFile: () => 'redis://from-file' });
+      loadConfig(fixture.env, { cwd: '/srv', readFile: fixtureFile });
     } catch (error) {
       thrown = error;
     }
@@ -214,5 +223,29 @@ describe('loadConfig: the upstream credential', () => {
 
   it('has no upstream without UPSTREAM_MCP_URL', () => {
     expect(loadConfig({}).upstream).toBeUndefined();
+  });
+});
+
+describe('number knobs read decimal digits only', () => {
+  // Number() (z.coerce.number) reads all of these; RATE_LIMIT_PER_MINUTE=0b11 meant 3.
+  const notDecimal = ['0b11', '0x1f', '0o7', '1e3', '5E-1', 'Infinity', '+5', ' 0x10 '];
+  const names = Object.keys(knobs) as (keyof typeof knobs)[];
+
+  test.each(names)('%s never reads a binary, hex, octal or exponent form as a number', (name) => {
+    const readAsNumbers = notDecimal.filter((raw) => {
+      const read = readKnob(name, raw);
+      return read.ok && typeof read.value === 'number';
+    });
+    expect(readAsNumbers).toEqual([]);
+  });
+
+  test.each<[keyof typeof knobs, string, unknown]>([
+    ['RATE_LIMIT_PER_MINUTE', '0120', 120],
+    ['PORT', ' 8081 ', 8081],
+    ['UPSTREAM_HEADROOM', '0.85', 0.85],
+    ['UPSTREAM_HEADROOM', '.5', 0.5],
+    ['MAX_CONNECTIONS', '0', 0],
+  ])('%s=%j is read as %j', (name, raw, value) => {
+    expect(readKnob(name, raw)).toEqual({ ok: true, value });
   });
 });

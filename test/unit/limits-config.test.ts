@@ -70,7 +70,7 @@ describe('LIMITS_FILE', () => {
   });
 
   test.each([
-    ['not JSON', '{ tiers: ', /^LIMITS_FILE: the file is not valid JSON/],
+    ['not JSON', '{ tiers: ', /^LIMITS_FILE: the file is not valid JSON: line 1, column 3: expected a key in double quotes/],
     ['an unknown top-level field', JSON.stringify({ tiers: {}, rulez: [] }), /^LIMITS_FILE: \(the whole file\): unknown field "rulez"/],
     ['a typo in a limit', withFile({ pro: { limits: [{ limit: 1, window: '1m', algoritm: 'x' }] } }), /^LIMITS_FILE: tiers\.pro\.limits\[0\]: unknown field "algoritm"/],
     ['a window without a unit', withFile({ pro: { limits: [{ limit: 1, window: '60' }] } }), /^LIMITS_FILE: tiers\.pro\.limits\[0\]\.window: expected a duration such as "1s"/],

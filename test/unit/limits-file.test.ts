@@ -1,4 +1,4 @@
-import { parseLimitsFile, type LimitsFileDefaults } from '../../src/config/limits-file';
+import { LIMITS_FILE_MAX_BYTES, parseLimitsFile, type LimitsFileDefaults } from '../../src/config/limits-file';
 
 // parseLimitsFile on its own: every message of the file's schema, exactly, and the tiers it builds.
 // limits-config.test.ts covers the file through loadConfig.
@@ -60,14 +60,13 @@ describe('parseLimitsFile: the schema’s messages, each naming its field', () =
     expect(problemsOf('[]')).toEqual([expect.stringMatching(/^\(the whole file\): /)]);
   });
 
-  test('text that is not JSON: the parser’s own message in the fix', () => {
+  test('text that is not JSON: the line, the column and what was expected', () => {
     const result = parseLimitsFile('{ tiers: ', fixedWindow);
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.problems).toHaveLength(1);
-    expect(result.problems[0]?.problem).toBe('the file is not valid JSON');
-    expect(result.problems[0]?.fix).toMatch(/^.*JSON.*; fix the JSON syntax$/);
-    expect(result.problems[0]?.fix).not.toMatch(/^undefined|^; /);
+    expect(result.problems).toEqual([
+      { knob: 'LIMITS_FILE', problem: 'the file is not valid JSON: line 1, column 3: expected a key in double quotes, found "t"', fix: 'fix the file at that line and column (docs/limits-file.md shows every field)' },
+    ]);
   });
 });
 
@@ -163,5 +162,41 @@ describe('parseLimitsFile: the tiers it builds', () => {
     const name = `${'A'.repeat(30)}${'z'.repeat(30)}0_-9`;
     const result = parseLimitsFile(withTiers({ [name]: { limits: [{ name, limit: 1, window: '1s' }] } }), fixedWindow);
     expect(result.ok && result.tiers.map((t) => [t.name, t.policies[0].name])).toEqual([[name, name]]);
+  });
+});
+
+describe('parseLimitsFile: what JSON.parse let through', () => {
+  const pro = (limit: string) => `{ "limits": [{ "limit": ${limit}, "window": "1m" }] }`;
+
+  test('a byte order mark before the JSON is accepted (it was an invisible "Unexpected token")', () => {
+    const result = parseLimitsFile(`\uFEFF{ "tiers": { "pro": ${pro('10')} } }`, fixedWindow);
+    expect(result.ok && result.tiers.map((t) => [t.name, t.policies[0].limit])).toEqual([['pro', 10]]);
+  });
+
+  test('a tier given twice is refused, naming both the key and the place (JSON.parse booted on the second figure)', () => {
+    expect(problemsOf(`{ "tiers": { "pro": ${pro('10')},\n  "pro": ${pro('99999')} } }`)).toEqual([
+      'the file is not valid JSON: line 2, column 3 (tiers): "pro" is given twice in one object; JSON would keep only the last, so keep one',
+    ]);
+  });
+
+  test('a file over 1 MiB is refused before it is read as JSON, with its size and the bound', () => {
+    const text = `{ "tiers": { "pro": ${pro('10')} } }`;
+    const padded = text + ' '.repeat(LIMITS_FILE_MAX_BYTES - text.length + 1);
+    expect(problemsOf(padded)).toEqual([`the file is ${LIMITS_FILE_MAX_BYTES + 1} bytes, more than the ${LIMITS_FILE_MAX_BYTES} bytes accepted`]);
+    expect(parseLimitsFile(padded.slice(0, -1), fixedWindow).ok).toBe(true);
+  });
+
+  test.each<[string, string, string]>([
+    ['a limit of 2^53-1', pro('9007199254740991'), 'tiers.pro.limits[0].limit: expected at most 1000000000 (the largest accepted)'],
+    ['a limit one past the largest', pro('1000000001'), 'tiers.pro.limits[0].limit: expected at most 1000000000 (the largest accepted)'],
+    ['a window of 10^8 days', '{ "limits": [{ "limit": 5, "window": "100000000d" }] }', 'tiers.pro.limits[0].window: expected at most 366d (the longest window accepted)'],
+    ['a window one second past 366 days', '{ "limits": [{ "limit": 5, "window": "31622401s" }] }', 'tiers.pro.limits[0].window: expected at most 366d (the longest window accepted)'],
+  ])('%s is refused with the largest accepted', (_name, tier, problem) => {
+    expect(problemsOf(`{ "tiers": { "pro": ${tier} } }`)).toEqual([problem]);
+  });
+
+  test('the largest limit and the longest window are accepted', () => {
+    const result = parseLimitsFile(`{ "tiers": { "pro": { "limits": [{ "limit": 1000000000, "window": "366d" }] } } }`, fixedWindow);
+    expect(result.ok && result.tiers[0]?.policies[0]).toEqual({ name: 'pro', algorithm: 'fixed-window', limit: 1_000_000_000, windowMs: 366 * 86_400_000 });
   });
 });
