@@ -98,7 +98,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
   const clock = options.clock ?? Date.now;
   const policy = options.authFailurePolicy ?? options.authFailureLimiter.policies[0];
   const { verifier, logger, requiredScope } = options;
-  const signIn = new SignInBudget({ limiter: options.authFailureLimiter, policy, onWait: () => options.metrics?.signInWaited?.() });
+  const signIn = new SignInBudget({ limiter: options.authFailureLimiter, policy, clock, onWait: () => options.metrics?.signInWaited?.() });
   const unauthenticated = options.unauthenticatedLimiter;
   const count = (reason: AuthRefusalReason): void => options.metrics?.authFailure(reason);
   // One line when the token store starts failing and one when it answers again, not one per request.
@@ -174,6 +174,12 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
         logger.warn('failed sign-in budget cannot be counted (fail-closed backend down); answering 503', { address });
         // The limiter's own hint (until its next probe of the backend), as a refused per-token call gets.
         unavailable(res, id, attempt.decision.retryAfterMs, 'Sign-in attempts cannot be counted right now');
+        return;
+      }
+      if (attempt.kind === 'busy') {
+        count('sign_in_busy');
+        logger.warn('sign-ins from this address held the whole failure budget on other instances past the wait; answering 503', { address });
+        unavailable(res, id, attempt.retryAfterMs, 'Too many sign-ins from this address are being verified at once');
         return;
       }
       if (attempt.kind === 'refused') {

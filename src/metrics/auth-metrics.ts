@@ -14,7 +14,7 @@ export class AuthMetrics {
   constructor(registry: Registry) {
     this.refusals = new Counter({
       name: 'firelimit_auth_refusals_total',
-      help: 'Requests to /mcp refused before a token was accepted, by reason (missing_token, malformed_token, invalid_token, repeated_invalid_token, auth_failures, unauthenticated_limit, insufficient_scope, store_unavailable).',
+      help: 'Requests to /mcp refused before a token was accepted, by reason (missing_token, malformed_token, invalid_token, repeated_invalid_token, auth_failures, unauthenticated_limit, insufficient_scope, store_unavailable, sign_in_busy).',
       labelNames: ['reason'],
       registers: [registry],
     });

@@ -126,39 +126,121 @@ describe('SignInBudget: a reservation held here is not a failure', () => {
   });
 });
 
+describe('SignInBudget: units held by sign-ins on other instances', () => {
+  /** Two instances: one shared budget (the limiter), each its own SignInBudget; polls need no timer. */
+  async function twoInstances(options: { maxWaitMs?: number } = {}) {
+    const limiter = await failureLimiter();
+    let polls = 0;
+    const sleep = (): Promise<void> => (polls++, flush());
+    const make = () => new SignInBudget({ limiter, clock: () => NOW_MS, sleep, pollMs: 25, ...options });
+    return { limiter, a: make(), b: make(), polls: () => polls };
+  }
+
+  it('waits while another instance holds the whole budget for valid sign-ins, then verifies: nobody refused', async () => {
+    const { a, b, polls } = await twoInstances();
+    const gates = Array.from({ length: BUDGET }, () => deferred<SignInVerdict<string>>());
+    const held = gates.map((gate, i) => a.attempt(KEY, `flk_a${i}`, () => gate.promise));
+    await flush();
+    let verified = false;
+    const waiting = b.attempt(KEY, 'flk_b', async () => ((verified = true), VALID));
+    await flush();
+    await flush();
+    expect(verified).toBe(false);
+    for (const gate of gates) gate.resolve(VALID);
+    expect(await waiting).toEqual(VALID);
+    expect((await Promise.all(held)).map((h) => h.kind)).toEqual(Array(BUDGET).fill('valid'));
+    expect(polls()).toBeGreaterThan(0);
+  });
+
+  it('is refused once the sign-ins another instance held turned out to be failures, and never verifies', async () => {
+    const { a, b } = await twoInstances();
+    const gates = Array.from({ length: BUDGET }, () => deferred<SignInVerdict<string>>());
+    const held = gates.map((gate, i) => a.attempt(KEY, `flk_a${i}`, () => gate.promise));
+    await flush();
+    let verified = false;
+    const waiting = b.attempt(KEY, 'flk_b', async () => ((verified = true), VALID));
+    await flush();
+    for (const gate of gates) gate.resolve(INVALID);
+    expect(await waiting).toMatchObject({ kind: 'refused' });
+    await Promise.all(held);
+    expect(verified).toBe(false);
+    expect(await b.read(KEY)).toMatchObject({ spent: true });
+  });
+
+  it('answers busy (not a refusal for failures) when another instance holds the budget past maxWaitMs', async () => {
+    const { a, b, polls } = await twoInstances({ maxWaitMs: 100 });
+    const gates = Array.from({ length: BUDGET }, () => deferred<SignInVerdict<string>>());
+    const held = gates.map((gate, i) => a.attempt(KEY, `flk_a${i}`, () => gate.promise));
+    await flush();
+    expect(await b.attempt(KEY, 'flk_b', () => Promise.resolve(VALID))).toEqual({ kind: 'busy', retryAfterMs: 1_000 });
+    expect(polls()).toBe(100 / 25);
+    expect(await b.read(KEY)).toMatchObject({ spent: false });
+    for (const gate of gates) gate.resolve(VALID);
+    await Promise.all(held);
+  });
+
+  it('remembers an address spent by failures until its window ends: a flood past the budget reads the failures once', async () => {
+    let nowMs = NOW_MS;
+    const limiter = await createRateLimiter({ policy: { name: 'auth-failures', limit: BUDGET, windowMs: 60_000 }, clock: () => nowMs });
+    const budget = new SignInBudget({ limiter, clock: () => nowMs });
+    for (let i = 0; i < BUDGET; i++) await budget.attempt(KEY, `flk_bad${i}`, () => Promise.resolve(INVALID));
+    const consume = jest.spyOn(limiter, 'consume');
+    for (let i = 0; i < 20; i++) expect(await budget.attempt(KEY, `flk_more${i}`, () => Promise.resolve(VALID))).toMatchObject({ kind: 'refused' });
+    expect(consume.mock.calls.filter(([key]) => key !== KEY)).toHaveLength(0);
+    nowMs += 60_000;
+    expect(await budget.attempt(KEY, 'flk_next_window', () => Promise.resolve(VALID))).toEqual(VALID);
+  });
+
+  it.each([
+    [{ pollMs: 0 }, /pollMs must be a positive integer/],
+    [{ maxWaitMs: -1 }, /maxWaitMs must be a non-negative integer/],
+    [{ pollMs: 1.5 }, /pollMs/],
+  ])('refuses %p', async (options, message) => {
+    const limiter = await failureLimiter();
+    expect(() => new SignInBudget({ limiter, ...options })).toThrow(message);
+  });
+});
+
 describe('SignInBudget: properties', () => {
-  it('under any order of verdicts: failures verified ≤ budget, a valid credential is refused only once failures spent the budget, nothing stays held', async () => {
+  it('under any order of verdicts over 1 to 3 instances: failures verified ≤ budget, a valid credential is refused only once failures spent the budget, never busy, nothing stays held', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.boolean(), { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 6 }), fc.scheduler(), async (validity, limit, s) => {
-        const limiter = await failureLimiter(limit);
-        const budget = new SignInBudget({ limiter });
-        let failedVerifications = 0;
-        let verifying = 0;
-        let mostAtOnce = 0;
-        const attempts: Promise<SignInAttempt<string>>[] = validity.map((valid, i) =>
-          budget.attempt(KEY, `flk_${i}`, async () => {
-            verifying++;
-            mostAtOnce = Math.max(mostAtOnce, verifying);
-            const verdict = await s.schedule(Promise.resolve(valid ? VALID : INVALID), `verify ${i} ${valid ? 'valid' : 'invalid'}`);
-            verifying--;
-            if (verdict.kind === 'invalid') failedVerifications++;
-            return verdict;
-          }),
-        );
-        await s.waitFor(Promise.all(attempts));
-        const outcomes = await Promise.all(attempts);
-        const invalidCount = validity.filter((v) => !v).length;
-        expect(failedVerifications).toBe(Math.min(invalidCount, limit));
-        expect(mostAtOnce).toBeLessThanOrEqual(limit);
-        outcomes.forEach((outcome, i) => {
-          if (validity[i] === true) expect(outcome.kind === 'valid' || failedVerifications === limit).toBe(true);
-          expect(outcome.kind).not.toBe('unavailable');
-        });
-        if (invalidCount < limit) expect(outcomes.filter((o) => o.kind === 'valid')).toHaveLength(validity.length - invalidCount);
-        expect(budget.heldReservations).toBe(0);
-        expect((await limiter.consume(KEY, { cost: 0 })).remaining).toBe(limit - failedVerifications);
-        await limiter.close();
-      }),
+      fc.asyncProperty(
+        fc.array(fc.record({ valid: fc.boolean(), instance: fc.integer({ min: 0, max: 2 }) }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.scheduler(),
+        async (calls, limit, instanceCount, s) => {
+          const limiter = await failureLimiter(limit);
+          const sleep = (): Promise<void> => s.schedule(Promise.resolve(), 'poll');
+          const budgets = Array.from({ length: instanceCount }, () => new SignInBudget({ limiter, clock: () => NOW_MS, sleep }));
+          let failedVerifications = 0;
+          let verifying = 0;
+          let mostAtOnce = 0;
+          const attempts: Promise<SignInAttempt<string>>[] = calls.map(({ valid, instance }, i) =>
+            (budgets[instance % instanceCount] as SignInBudget).attempt(KEY, `flk_${i}`, async () => {
+              verifying++;
+              mostAtOnce = Math.max(mostAtOnce, verifying);
+              const verdict = await s.schedule(Promise.resolve(valid ? VALID : INVALID), `verify ${i} ${valid ? 'valid' : 'invalid'}`);
+              verifying--;
+              if (verdict.kind === 'invalid') failedVerifications++;
+              return verdict;
+            }),
+          );
+          await s.waitFor(Promise.all(attempts));
+          const outcomes = await Promise.all(attempts);
+          const invalidCount = calls.filter((c) => !c.valid).length;
+          expect(failedVerifications).toBe(Math.min(invalidCount, limit));
+          expect(mostAtOnce).toBeLessThanOrEqual(limit);
+          outcomes.forEach((outcome, i) => {
+            expect(['valid', 'invalid', 'refused']).toContain(outcome.kind);
+            if (calls[i]?.valid === true) expect(outcome.kind === 'valid' || failedVerifications === limit).toBe(true);
+          });
+          if (invalidCount < limit) expect(outcomes.filter((o) => o.kind === 'valid')).toHaveLength(calls.length - invalidCount);
+          for (const budget of budgets) expect(budget.heldReservations).toBe(0);
+          expect((await limiter.consume(KEY, { cost: 0 })).remaining).toBe(limit - failedVerifications);
+          await limiter.close();
+        },
+      ),
       { numRuns: 200 },
     );
   });
