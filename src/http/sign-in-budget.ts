@@ -175,14 +175,16 @@ export class SignInBudget {
         await this.pollShared(key, state);
       }
       state.held++;
+      let freed = true;
       try {
         const verdict = await verify();
         if (verdict.kind === 'invalid') {
+          freed = false;
           // Before the waiters wake: one asking the failures key must find this failure there.
           await this.countFailure(key);
           return { kind: 'invalid', decision: reservation };
         }
-        // Given back before the waiters are woken, so their next ask finds the unit free.
+        // Given back before a waiter is woken, so its next ask finds the unit free.
         await this.limiter.refund(key, reservation, { cost: 1, policy: this.policy });
         return verdict;
       } catch (error) {
@@ -190,8 +192,10 @@ export class SignInBudget {
         throw error;
       } finally {
         state.held--;
-        // Every waiter asks again: a unit came back (valid) or became a failure, which each must see for itself.
-        for (const wake of state.waiters.splice(0)) wake();
+        // A unit came back: one waiter may have it. Nothing held here any more: every waiter must
+        // see for itself what the units are now (failures, or held elsewhere). A failure frees nothing.
+        if (state.held === 0) for (const wake of state.waiters.splice(0)) wake();
+        else if (freed) state.waiters.shift()?.();
       }
     } finally {
       this.leave(key, state);

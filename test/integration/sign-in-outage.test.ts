@@ -102,3 +102,26 @@ test('the sign-in limiter reports its decisions beside the per-token limiter, ea
   expect(await seriesValue(svc, 'firelimit_decisions_total{result="allowed",source="local"}')).toBe(1);
   expect(await seriesValue(svc, 'firelimit_sign_in_waits_total')).toBe(0);
 });
+
+test('fail-open with Redis frozen (SIGSTOP): 40 valid first sign-ins from one address at once still get 40 × 200, and 30 made-up secrets no more than the budget', async () => {
+  const svc = await start({
+    RATE_LIMIT_BACKEND: 'redis',
+    REDIS_URL: redis.url,
+    RATE_LIMIT_FAILURE_POLICY: 'fail-open',
+    RATE_LIMIT_TIMEOUT_MS: '200',
+    AUTH_FAILURES_PER_MINUTE: '10',
+  });
+  const tokens = new TokenService({ store: svc.tokenStore, tiers: ['default'] });
+  const secrets: string[] = [];
+  for (let i = 0; i < 40; i++) secrets.push((await tokens.create({ name: `agent-${i}` })).secret);
+  redis.suspend();
+  try {
+    const answers = await Promise.all(secrets.map((secret) => call(svc.app, secret)));
+    expect(answers.map((res) => res.status)).toEqual(Array(40).fill(200));
+    const guesses = await Promise.all(Array.from({ length: 30 }, () => call(svc.app, generateToken().secret)));
+    expect(guesses.filter((res) => res.status === 401).length).toBeLessThanOrEqual(10);
+    expect(guesses.filter((res) => res.status === 429).length).toBeGreaterThanOrEqual(20);
+  } finally {
+    redis.resume();
+  }
+});
