@@ -30,6 +30,12 @@ export interface AuthMiddlewareOptions {
   /** The failure budget (`config.rateLimit.authFailures`). Default: the limiter's own policy. */
   readonly authFailurePolicy?: RateLimitPolicy;
   /**
+   * Where failed sign-ins are counted (ADR 0045). Pass one to share it with
+   * another verifier of the same service (its sign-ins in flight then count
+   * with these); default one of its own on `authFailureLimiter` and `authFailurePolicy`.
+   */
+  readonly signInBudget?: SignInBudget;
+  /**
    * Requests per client address that arrive without a token this instance
    * already knows to be valid (`config.rateLimit.unauthenticated`): a memory
    * limiter, so the flood it stops costs no shared-store write.
@@ -98,7 +104,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
   const clock = options.clock ?? Date.now;
   const policy = options.authFailurePolicy ?? options.authFailureLimiter.policies[0];
   const { verifier, logger, requiredScope } = options;
-  const signIn = new SignInBudget({ limiter: options.authFailureLimiter, policy, clock, onWait: () => options.metrics?.signInWaited?.() });
+  const signIn = options.signInBudget ?? new SignInBudget({ limiter: options.authFailureLimiter, policy, clock, onWait: () => options.metrics?.signInWaited?.() });
   const unauthenticated = options.unauthenticatedLimiter;
   const count = (reason: AuthRefusalReason): void => options.metrics?.authFailure(reason);
   // One line when the token store starts failing and one when it answers again, not one per request.
@@ -166,20 +172,20 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
             error: describeError(error instanceof Error && error.cause !== undefined ? error.cause : error),
           });
         }
-        unavailable(res, id, TOKEN_STORE_RETRY_AFTER_MS, 'Token verification is temporarily unavailable');
+        unavailable(res, id, 'store_unavailable', TOKEN_STORE_RETRY_AFTER_MS, 'Token verification is temporarily unavailable');
         return;
       }
       if (attempt.kind === 'unavailable') {
         count('store_unavailable');
         logger.warn('failed sign-in budget cannot be counted (fail-closed backend down); answering 503', { address });
         // The limiter's own hint (until its next probe of the backend), as a refused per-token call gets.
-        unavailable(res, id, attempt.decision.retryAfterMs, 'Sign-in attempts cannot be counted right now');
+        unavailable(res, id, 'backend_unavailable', attempt.decision.retryAfterMs, 'Sign-in attempts cannot be counted right now');
         return;
       }
       if (attempt.kind === 'busy') {
         count('sign_in_busy');
         logger.warn('sign-ins from this address held the whole failure budget on other instances past the wait; answering 503', { address });
-        unavailable(res, id, attempt.retryAfterMs, 'Too many sign-ins from this address are being verified at once');
+        unavailable(res, id, 'sign_in_busy', attempt.retryAfterMs, 'Too many sign-ins from this address are being verified at once');
         return;
       }
       if (attempt.kind === 'refused') {
@@ -242,10 +248,10 @@ function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason:
   sendJsonRpcError(res, 401, jsonRpcError(id, JsonRpcCode.Unauthorized, message, { reason }));
 }
 
-function unavailable(res: Response, id: ReturnType<typeof requestIdOf>, retryAfterMs: number, what: string): void {
+function unavailable(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthRefusalReason | 'backend_unavailable', retryAfterMs: number, what: string): void {
   const retryAfterSeconds = secondsUntil(retryAfterMs);
   res.setHeader('Retry-After', String(retryAfterSeconds));
-  sendJsonRpcError(res, 503, jsonRpcError(id, JsonRpcCode.BackendUnavailable, `${what}; retry after ${retryAfterSeconds} s.`, { retryAfterSeconds }));
+  sendJsonRpcError(res, 503, jsonRpcError(id, JsonRpcCode.BackendUnavailable, `${what}; retry after ${retryAfterSeconds} s.`, { reason, retryAfterSeconds }));
 }
 
 /**
