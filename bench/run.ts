@@ -27,6 +27,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'algorithms', file: 'algorithms-bench', exportName: 'runAlgorithmsBench' },
   { name: 'upstream-hot-key', file: 'upstream-hot-key-bench', exportName: 'runUpstreamHotKeyBench' },
   { name: 'mcp-call', file: 'mcp-call-bench', exportName: 'runMcpCallBench' },
+  { name: 'sign-in', file: 'sign-in-bench', exportName: 'runSignInBench' },
 ];
 
 type Runner = () => Promise<BenchTable>;
