@@ -128,8 +128,10 @@ export class SignInBudget {
 
   /**
    * A cost-0 read for a credential already known valid or invalid. Spent
-   * means no units left and none of them held by a verification in flight
-   * here; a fail-closed outage is never "spent" (it would lock everyone out).
+   * means the address's failures used the budget up: no units left, none of
+   * them held by a verification in flight here, and the failures key spent
+   * too (units held by sign-ins on other instances are not failures). A
+   * fail-closed outage is never "spent" (it would lock everyone out).
    */
   async read(key: string): Promise<SignInBudgetRead> {
     const decision = await this.limiter.consume(key, { cost: 0, policy: this.policy });
