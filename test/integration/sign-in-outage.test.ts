@@ -101,6 +101,14 @@ test('the sign-in limiter reports its decisions beside the per-token limiter, ea
   expect(await seriesValue(svc, 'firelimit_sign_in_decisions_total{result="allowed",source="local"}')).toBe(3);
   expect(await seriesValue(svc, 'firelimit_decisions_total{result="allowed",source="local"}')).toBe(1);
   expect(await seriesValue(svc, 'firelimit_sign_in_waits_total')).toBe(0);
+
+  // 20 first sign-ins at once from one address, past the budget of 5: all get in, and the waits are counted.
+  const tokens = new TokenService({ store: svc.tokenStore, tiers: ['default'] });
+  const secrets: string[] = [];
+  for (let i = 0; i < 20; i++) secrets.push((await tokens.create({ name: `agent-${i}` })).secret);
+  const answers = await Promise.all(secrets.map((s) => call(svc.app, s)));
+  expect(answers.map((res) => res.status)).toEqual(Array(20).fill(200));
+  expect(await seriesValue(svc, 'firelimit_sign_in_waits_total')).toBeGreaterThan(0);
 });
 
 test('fail-open with Redis frozen (SIGSTOP): 40 valid first sign-ins from one address at once still get 40 × 200, and 30 made-up secrets no more than the budget', async () => {
