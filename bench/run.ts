@@ -28,6 +28,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'upstream-hot-key', file: 'upstream-hot-key-bench', exportName: 'runUpstreamHotKeyBench' },
   { name: 'mcp-call', file: 'mcp-call-bench', exportName: 'runMcpCallBench' },
   { name: 'overrides', file: 'overrides-bench', exportName: 'runOverridesBench' },
+  { name: 'sign-in', file: 'sign-in-bench', exportName: 'runSignInBench' },
 ];
 
 type Runner = () => Promise<BenchTable>;

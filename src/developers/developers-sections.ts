@@ -139,6 +139,8 @@ token. They are limited per client address instead: ${figure('limit-auth-failure
 ${plural(a.limit, 'attempt', 'attempts')} per ${figure('window-auth-failures', a.windowSeconds)} seconds, after
 which that address gets 429 until the window ends. Sending the same wrong token again counts once, so a client
 reconnecting with a revoked token does not lock its address out. A valid token with the wrong scope gets 403.</p>
+<p>Only failures count: many valid tokens signing in at once from one address (behind a NAT, from an agent
+platform) are checked a few at a time and all get in; the first call of each may take a little longer.</p>
 <p>Requests that cannot sign in at all (no token, a malformed one, or one already refused) are also limited to
 ${figure('limit-unauthenticated', f.unauthenticated.limit)} per
 ${figure('window-unauthenticated', f.unauthenticated.windowSeconds)} seconds per address on each instance. A valid

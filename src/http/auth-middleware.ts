@@ -10,11 +10,18 @@ import { isWellFormedSecret } from '../tokens/token-secret';
 import type { AuthFailureReason, AuthRefusalReason } from './auth-refusal';
 import { spentBudgetRefusal, writeBudgetRefusal } from './budget-refusal';
 import { setToken } from './request-locals';
+import { SignInBudget, type SignInAttempt, type SignInVerdict } from './sign-in-budget';
 import { addressLimitKeyPart, clientAddress } from './client-address';
 import { jsonRpcError, JsonRpcCode, requestIdOf, sendJsonRpcError } from './json-rpc-error';
 import { secondsUntil } from './rate-limit-headers';
 
 export const AUTH_REALM = 'firelimit';
+
+/** Retry-After of a 503 for a token store that failed: it has no probe schedule to tell, so the least a client should wait. */
+const TOKEN_STORE_RETRY_AFTER_MS = 1000;
+const INVALID: SignInVerdict<never> = { kind: 'invalid' };
+/** The flight key of an Authorization header that is not one bearer token: such attempts need no lookup to share. */
+const MALFORMED_HEADER = '\u0000malformed';
 
 export interface AuthMiddlewareOptions {
   readonly verifier: TokenVerifier;
@@ -22,6 +29,12 @@ export interface AuthMiddlewareOptions {
   readonly authFailureLimiter: RateLimiter;
   /** The failure budget (`config.rateLimit.authFailures`). Default: the limiter's own policy. */
   readonly authFailurePolicy?: RateLimitPolicy;
+  /**
+   * Where failed sign-ins are counted (ADR 0045). Pass one to share it with
+   * another verifier of the same service (its sign-ins in flight then count
+   * with these); default one of its own on `authFailureLimiter` and `authFailurePolicy`.
+   */
+  readonly signInBudget?: SignInBudget;
   /**
    * Requests per client address that arrive without a token this instance
    * already knows to be valid (`config.rateLimit.unauthenticated`): a memory
@@ -34,7 +47,7 @@ export interface AuthMiddlewareOptions {
   readonly requiredScope: string;
   readonly logger: Logger;
   /** Told of every request that did not authenticate; default none. */
-  readonly metrics?: { authFailure(reason: AuthRefusalReason): void };
+  readonly metrics?: { authFailure(reason: AuthRefusalReason): void; signInWaited?(): void };
   /** Injected time for the headers' relative seconds; default Date.now. */
   readonly clock?: () => number;
 }
@@ -50,13 +63,15 @@ export function authFailureKey(address: string): string {
  * the body is read: an unauthenticated request costs a hash at most.
  *
  * 1. A token this instance verified within the cache TTL: the address's
- *    failure budget is read (cost 0); spent → 429, else on to the scope check.
- *    A blocked address is refused even a valid token, so a guesser learns
- *    nothing from its next guesses (a shared NAT waits out the window with it).
+ *    failure budget is read (cost 0); spent by failures → 429, else on to
+ *    the scope check. Units held by first sign-ins still being verified
+ *    here are not failures (SignInBudget.read). A blocked address is refused
+ *    even a valid token, so a guesser learns nothing from its next guesses
+ *    (a shared NAT waits out the window with it).
  * 2. A request that cannot authenticate (no token, a malformed one, one
  *    already found invalid) first spends one unit of the address's
  *    unauthenticated budget, a local limiter (429 `unauthenticated_limit`
- *    when spent). A secret not seen yet does not: the reservation in 5
+ *    when spent). A secret not seen yet does not: the sign-in budget in 5
  *    bounds it, and a flood without tokens from a shared address must not
  *    block a valid token's sign-in.
  * 3. No Authorization header → 401 `WWW-Authenticate: Bearer realm="firelimit"`.
@@ -65,14 +80,18 @@ export function authFailureKey(address: string): string {
  *    401 `invalid_token`, not charged again (repeating one wrong secret is
  *    not guessing: a client reconnecting with a stale token must not lock out
  *    its address), but refused 429 if the address's budget is spent.
- * 5. A malformed or not-yet-seen secret: one failed sign-in is reserved
- *    (charged) before the secret is checked, atomically on the shared store,
- *    so a parallel burst cannot verify more guesses than the budget holds.
- *    Refused → 429 and the secret is never looked up. Then:
- *    - unknown or revoked → 401 `invalid_token`; the reservation stands;
- *    - token store failure → 503 with Retry-After; the reservation is refunded;
- *    - valid → the reservation is refunded.
- *    With a fail-closed backend that is down, nothing can be reserved: 503.
+ * 5. A malformed or not-yet-seen secret goes through the sign-in budget
+ *    (SignInBudget.attempt, ADR 0045): a unit is reserved on the shared store
+ *    before the secret is checked, so a parallel burst cannot verify more
+ *    guesses than the budget holds; concurrent calls of one secret share one
+ *    reservation and one lookup; a reservation refused while sign-ins of the
+ *    same address are in flight here waits for them instead of answering 429.
+ *    - budget spent by failures → 429, and the secret is never looked up;
+ *    - unknown or revoked → 401 `invalid_token`; the failure is counted;
+ *    - token store failure → 503 with Retry-After; nothing counted;
+ *    - valid → nothing counted.
+ *    With a fail-closed backend that is down, nothing can be reserved: 503
+ *    with the limiter's own Retry-After (its next probe of the backend).
  * 6. A token without `requiredScope` → 403 `insufficient_scope` (genuine, not a failure).
  * 7. Otherwise `res.locals.token` is set and the request goes on to the
  *    per-token limiter, so no unauthenticated request reaches a per-token counter.
@@ -85,7 +104,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
   const clock = options.clock ?? Date.now;
   const policy = options.authFailurePolicy ?? options.authFailureLimiter.policies[0];
   const { verifier, logger, requiredScope } = options;
-  const failures = options.authFailureLimiter;
+  const signIn = options.signInBudget ?? new SignInBudget({ limiter: options.authFailureLimiter, policy, clock, onWait: () => options.metrics?.signInWaited?.() });
   const unauthenticated = options.unauthenticatedLimiter;
   const count = (reason: AuthRefusalReason): void => options.metrics?.authFailure(reason);
   // One line when the token store starts failing and one when it answers again, not one per request.
@@ -101,17 +120,17 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
       const cached = wellFormed ? verifier.peek(credential) : undefined;
 
       if (cached?.kind === 'valid') {
-        const budget = await failures.consume(key, { cost: 0, policy });
-        if (isSpent(budget)) {
+        const budget = await signIn.read(key);
+        if (budget.spent) {
           count('auth_failures');
-          refuseTooManyFailures(res, id, spentBudgetRefusal(budget, clock()), clock());
+          refuseTooManyFailures(res, id, spentBudgetRefusal(budget.decision, clock()), clock());
           return;
         }
         admit(res, next, cached.token, address);
         return;
       }
 
-      // Only what cannot authenticate spends it: a secret not yet seen is bounded by the reservation below,
+      // Only what cannot authenticate spends it: a secret not yet seen is bounded by the sign-in budget below,
       // so a flood without tokens from a shared address (a NAT) never blocks a valid token's sign-in.
       if (cached?.kind !== 'unknown') {
         const anonymous = await unauthenticated.consume(key);
@@ -129,66 +148,67 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
       }
 
       if (cached?.kind === 'invalid') {
-        const budget = await failures.consume(key, { cost: 0, policy });
+        const budget = await signIn.read(key);
         count('repeated_invalid_token');
-        if (isSpent(budget)) {
-          refuseTooManyFailures(res, id, spentBudgetRefusal(budget, clock()), clock());
+        if (budget.spent) {
+          refuseTooManyFailures(res, id, spentBudgetRefusal(budget.decision, clock()), clock());
           return;
         }
         unauthorized(res, id, 'invalid_token');
         return;
       }
 
-      const reservation = await failures.consume(key, { cost: 1, policy });
-      if (!reservation.allowed) {
-        if (reservation.reason === 'backend_unavailable') {
-          count('store_unavailable');
-          logger.warn('failed sign-in budget cannot be counted (fail-closed backend down); answering 503', { address });
-          unavailable(res, id, 'Sign-in attempts cannot be counted right now; retry after 1 s.');
-          return;
+      let attempt: SignInAttempt<AuthenticatedToken>;
+      try {
+        attempt = await signIn.attempt(key, credential ?? MALFORMED_HEADER, () => verifyFlkSecret(verifier, credential));
+      } catch (error) {
+        count('store_unavailable');
+        if (storeFailingSince === undefined) {
+          storeFailingSince = clock();
+          // Class and code only, of the store's own error: its message could quote the query, and the query holds a hash.
+          logger.error('token store unavailable; answering 503 until it answers again', {
+            event: 'auth.token_store_unavailable',
+            address,
+            error: describeError(error instanceof Error && error.cause !== undefined ? error.cause : error),
+          });
         }
-        count('auth_failures');
-        refuseTooManyFailures(res, id, reservation, clock());
+        unavailable(res, id, 'store_unavailable', TOKEN_STORE_RETRY_AFTER_MS, 'Token verification is temporarily unavailable');
         return;
       }
-
-      let token: AuthenticatedToken | undefined;
-      if (wellFormed) {
-        try {
-          token = await verifier.verify(credential);
-        } catch (error) {
-          await failures.refund(key, reservation, { cost: 1, policy });
-          count('store_unavailable');
-          if (storeFailingSince === undefined) {
-            storeFailingSince = clock();
-            // Class and code only, of the store's own error: its message could quote the query, and the query holds a hash.
-            logger.error('token store unavailable; answering 503 until it answers again', {
-              event: 'auth.token_store_unavailable',
-              address,
-              error: describeError(error instanceof Error && error.cause !== undefined ? error.cause : error),
-            });
-          }
-          unavailable(res, id, 'Token verification is temporarily unavailable; retry after 1 s.');
-          return;
-        }
+      if (attempt.kind === 'unavailable') {
+        count('store_unavailable');
+        logger.warn('failed sign-in budget cannot be counted (fail-closed backend down); answering 503', { address });
+        // The limiter's own hint (until its next probe of the backend), as a refused per-token call gets.
+        unavailable(res, id, 'backend_unavailable', attempt.decision.retryAfterMs, 'Sign-in attempts cannot be counted right now');
+        return;
       }
-      if (storeFailingSince !== undefined) {
+      if (attempt.kind === 'busy') {
+        count('sign_in_busy');
+        logger.warn('sign-ins from this address held the whole failure budget on other instances past the wait; answering 503', { address });
+        unavailable(res, id, 'sign_in_busy', attempt.retryAfterMs, 'Too many sign-ins from this address are being verified at once');
+        return;
+      }
+      if (attempt.kind === 'refused') {
+        count('auth_failures');
+        refuseTooManyFailures(res, id, attempt.decision, clock());
+        return;
+      }
+      if (storeFailingSince !== undefined && wellFormed) {
         logger.info('token store answers again', { event: 'auth.token_store_recovered', durationMs: clock() - storeFailingSince });
         storeFailingSince = undefined;
       }
-      if (token === undefined) {
+      if (attempt.kind === 'invalid') {
         const reason: AuthFailureReason = wellFormed ? 'invalid_token' : 'malformed_token';
+        const { decision } = attempt;
         count(reason);
-        logger.info('authentication failed', { address, reason, failuresRemaining: reservation.remaining });
-        if (reservation.remaining === 0) {
-          logger.warn('client address used up its authentication failure budget', { address, retryAfterSeconds: secondsUntil(reservation.resetAtMs - clock()) });
+        logger.info('authentication failed', { address, reason, failuresRemaining: decision.remaining });
+        if (decision.remaining === 0) {
+          logger.warn('client address used up its authentication failure budget', { address, retryAfterSeconds: secondsUntil(decision.resetAtMs - clock()) });
         }
         unauthorized(res, id, reason);
         return;
       }
-
-      await failures.refund(key, reservation, { cost: 1, policy });
-      admit(res, next, token, address);
+      admit(res, next, attempt.value, address);
     } catch (error) {
       next(error);
     }
@@ -218,11 +238,6 @@ export function bearerCredential(header: string | undefined): string | null | un
   return match ? (match[1] as string) : null;
 }
 
-/** A cost-0 read never refuses, so "spent" is no units left; a fail-closed outage does not lock everyone out. */
-function isSpent(decision: Decision): boolean {
-  return decision.remaining === 0 && decision.reason !== 'backend_unavailable';
-}
-
 function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthFailureReason): void {
   // RFC 6750 §3.1: no error code when the request carried no credentials.
   res.setHeader('WWW-Authenticate', reason === 'missing_token' ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`);
@@ -233,9 +248,19 @@ function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason:
   sendJsonRpcError(res, 401, jsonRpcError(id, JsonRpcCode.Unauthorized, message, { reason }));
 }
 
-function unavailable(res: Response, id: ReturnType<typeof requestIdOf>, message: string): void {
-  res.setHeader('Retry-After', '1');
-  sendJsonRpcError(res, 503, jsonRpcError(id, JsonRpcCode.BackendUnavailable, message, { retryAfterSeconds: 1 }));
+function unavailable(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthRefusalReason | 'backend_unavailable', retryAfterMs: number, what: string): void {
+  const retryAfterSeconds = secondsUntil(retryAfterMs);
+  res.setHeader('Retry-After', String(retryAfterSeconds));
+  sendJsonRpcError(res, 503, jsonRpcError(id, JsonRpcCode.BackendUnavailable, `${what}; retry after ${retryAfterSeconds} s.`, { reason, retryAfterSeconds }));
+}
+
+/**
+ * An `flk_` secret's verdict for the sign-in budget: a malformed one is a
+ * failure without a lookup; a store error throws (503, not a failure).
+ */
+function verifyFlkSecret(verifier: TokenVerifier, credential: string | null): Promise<SignInVerdict<AuthenticatedToken>> {
+  if (typeof credential !== 'string' || !isWellFormedSecret(credential)) return Promise.resolve(INVALID);
+  return verifier.verify(credential).then((token) => (token === undefined ? INVALID : { kind: 'valid', value: token }));
 }
 
 function refuseUnauthenticated(res: Response, id: ReturnType<typeof requestIdOf>, decision: Decision, nowMs: number): void {

@@ -7,4 +7,4 @@
 export type AuthFailureReason = 'missing_token' | 'malformed_token' | 'invalid_token';
 
 /** Every way auth turns a request away. */
-export type AuthRefusalReason = AuthFailureReason | 'repeated_invalid_token' | 'auth_failures' | 'unauthenticated_limit' | 'insufficient_scope' | 'store_unavailable';
+export type AuthRefusalReason = AuthFailureReason | 'repeated_invalid_token' | 'auth_failures' | 'unauthenticated_limit' | 'insufficient_scope' | 'store_unavailable' | 'sign_in_busy';

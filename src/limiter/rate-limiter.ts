@@ -134,6 +134,8 @@ export class WindowRateLimiter implements RateLimiter {
       this.ledger.observe(ledgerKey, result.value.states, policies, nowMs);
       if (this.ledger.hasPending) void this.reconcile();
       if (!result.value.allowed && cost > 0) this.refused.remember(ledgerKey, result.value.states, policies, nowMs);
+      // A read that reached the store brings a refund another instance made (a sign-in found valid) to the cache.
+      else if (cost === 0) this.refused.refresh(ledgerKey, result.value.states, policies, nowMs);
       return this.record(toDecision(result.value, policies, true));
     }
     if (this.failurePolicy === 'fail-closed') return this.record(unavailable(policies, nowMs, result.retryAfterMs ?? this.parts.unavailableRetryAfterMs ?? 1000));

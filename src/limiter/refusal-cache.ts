@@ -54,6 +54,18 @@ export class RefusalCache {
     this.entries.set(cacheKey, { states, untilMs });
   }
 
+  /**
+   * A read that reached the store (cost 0) replaces the states cached for the
+   * key, if any: other instances may have refunded since, which the cached
+   * states cannot know. States that still refuse keep refusing without the
+   * store; states that allow let the next call through to it.
+   */
+  refresh(cacheKey: string, states: readonly unknown[], policies: PolicySet, nowMs: number): void {
+    if (!this.entries.has(cacheKey)) return;
+    this.entries.delete(cacheKey);
+    this.remember(cacheKey, states, policies, nowMs);
+  }
+
   /** A refund made the key less spent than the cached states say. */
   forget(cacheKey: string): void {
     this.entries.delete(cacheKey);

@@ -8,7 +8,20 @@ export interface LimiterMetricsOptions {
   readonly registry?: Registry;
   /** Also collect prom-client's default process metrics (CPU, memory, event loop), prefixed firelimit_. Default false. */
   readonly processMetrics?: boolean;
+  /**
+   * Which limiter the series describe. Default the per-token limiter, whose
+   * series are `firelimit_decisions_total` and so on; `'sign_in'` (the failed
+   * sign-in budget) gives the same series named `firelimit_sign_in_...`, so
+   * one registry holds both and neither limiter's figures hide the other's.
+   */
+  readonly limiter?: 'token' | 'sign_in';
 }
+
+/** Series name prefix and help-text lead of each limiter. */
+const SUBJECTS = {
+  token: { prefix: 'firelimit_', lead: '' },
+  sign_in: { prefix: 'firelimit_sign_in_', lead: 'Failed sign-in budget (per client address, AUTH_FAILURES_PER_MINUTE): ' },
+} as const;
 
 type DecisionResult = 'allowed' | 'limited' | 'unavailable';
 
@@ -49,34 +62,35 @@ export class LimiterMetrics implements LimiterEvents {
   constructor(options: LimiterMetricsOptions = {}) {
     this.registry = options.registry ?? new Registry();
     const registers = [this.registry];
+    const { prefix, lead } = SUBJECTS[options.limiter ?? 'token'];
     this.decisions = new Counter({
-      name: 'firelimit_decisions_total',
-      help: 'Rate-limit decisions by result (allowed, limited, unavailable = refused because the backend is down) and by where they were made (shared backend or this instance).',
+      name: `${prefix}decisions_total`,
+      help: `${lead}Rate-limit decisions by result (allowed, limited, unavailable = refused because the backend is down) and by where they were made (shared backend or this instance).`,
       labelNames: ['result', 'source'],
       registers,
     });
     this.outages = new Counter({
-      name: 'firelimit_backend_outages_total',
-      help: 'Outages of the shared rate-limit backend: each one opened by a failed or slow call and closed by a successful probe.',
+      name: `${prefix}backend_outages_total`,
+      help: `${lead}Outages of the shared rate-limit backend: each one opened by a failed or slow call and closed by a successful probe.`,
       labelNames: ['backend'],
       registers,
     });
     this.refusals = new Counter({
-      name: 'firelimit_outage_refusals_total',
-      help: 'Requests refused with 503 because the shared backend was unavailable and the failure policy is fail-closed.',
+      name: `${prefix}outage_refusals_total`,
+      help: `${lead}Requests refused with 503 because the shared backend was unavailable and the failure policy is fail-closed.`,
       labelNames: ['backend'],
       registers,
     });
     this.duration = new Histogram({
-      name: 'firelimit_backend_call_duration_seconds',
-      help: 'Time spent waiting on one shared-backend call, up to the deadline (calls not sent during an outage are not observed).',
+      name: `${prefix}backend_call_duration_seconds`,
+      help: `${lead}Time spent waiting on one shared-backend call, up to the deadline (calls not sent during an outage are not observed).`,
       labelNames: ['backend'],
       buckets: [...BACKEND_CALL_BUCKETS_SECONDS],
       registers,
     });
     this.active = new Gauge({
-      name: 'firelimit_backend_outage_active',
-      help: '1 while the shared backend is in an outage (decisions answered by the failure policy), else 0.',
+      name: `${prefix}backend_outage_active`,
+      help: `${lead}1 while the shared backend is in an outage (decisions answered by the failure policy), else 0.`,
       labelNames: ['backend'],
       registers,
     });

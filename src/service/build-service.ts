@@ -115,6 +115,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     const authFailureLimiter = await createLimiter(config, firebaseApp, {
       policies: [config.rateLimit.authFailures],
       logger,
+      metrics: new LimiterMetrics({ registry: metrics.registry, limiter: 'sign_in' }),
       clock: options.clock,
       namespace: 'authFailures',
       storeOverride: options.limitStore,

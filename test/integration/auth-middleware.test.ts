@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import request from 'supertest';
 import { authFailureKey, createAuthMiddleware } from '../../src/http/auth-middleware';
+import { SignInBudget, type SignInVerdict } from '../../src/http/sign-in-budget';
 import { tokenOf } from '../../src/http/request-locals';
 import { createRateLimitMiddleware } from '../../src/http/rate-limit-middleware';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
@@ -342,5 +343,35 @@ describe('auth middleware: token store outage logging', () => {
     expect((await call(harness.good)).status).toBe(200);
     const events = harness.logger.entries.map((e) => e.fields.event).filter((e) => typeof e === 'string' && e.startsWith('auth.token_store'));
     expect(events).toEqual(['auth.token_store_unavailable', 'auth.token_store_recovered']);
+  });
+});
+
+describe('auth middleware: sign-ins held on another instance', () => {
+  it('answers 503 sign_in_busy (not a 429 for failures) when another instance holds the whole budget past the wait, and 200 once it lets go', async () => {
+    const failures = await createRateLimiter({ policy: { name: 'auth-failures', limit: FAILURES_PER_MINUTE, windowMs: 60_000 }, clock: () => NOW_MS });
+    const pending: (() => void)[] = [];
+    // Another instance: its sign-ins reserve every unit and stay in flight until the test lets them go.
+    const elsewhere = new SignInBudget({ limiter: failures, clock: () => NOW_MS });
+    const held = Array.from({ length: FAILURES_PER_MINUTE }, (_, i) =>
+      elsewhere.attempt(authFailureKey('203.0.113.7'), `flk_elsewhere_${i}`, () => new Promise<SignInVerdict<string>>((resolve) => pending.push(() => resolve({ kind: 'valid', value: 'x' })))),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    const here = new SignInBudget({ limiter: failures, clock: () => NOW_MS, maxWaitMs: 50, pollMs: 25, sleep: () => new Promise((resolve) => setImmediate(resolve)) });
+    const app = express();
+    app.post(
+      '/mcp',
+      createAuthMiddleware({ verifier: new CachedTokenVerifier({ store: harness.store, clock: () => NOW_MS }), authFailureLimiter: failures, signInBudget: here, unauthenticatedLimiter: harness.unauthenticated, trustProxyHops: 1, requiredScope: 'mcp', logger: harness.logger, clock: () => NOW_MS }),
+      (_req, res) => res.json({ ok: true }),
+    );
+    const send = () => request(app).post('/mcp').set('X-Forwarded-For', '203.0.113.7').set('Authorization', `Bearer ${harness.good}`).send(rpc);
+    const busy = await send();
+    expect(busy.status).toBe(503);
+    expect(busy.headers['retry-after']).toBe('1');
+    expect(busy.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32053, data: { reason: 'sign_in_busy', retryAfterSeconds: 1 } } });
+    expect(busy.body.error.message).toContain('being verified at once');
+    for (const release of pending) release();
+    await Promise.all(held);
+    expect((await send()).status).toBe(200);
+    await failures.close();
   });
 });

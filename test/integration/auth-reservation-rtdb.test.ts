@@ -84,3 +84,62 @@ test('two instances on one RTDB verify no more guesses from one address than its
   const budget = await a!.failures.consume(authFailureKey('127.0.0.1'), { cost: 0 });
   expect(budget.remaining).toBe(0);
 });
+
+test('one valid token, 60 parallel first calls over three instances on one RTDB: 60 × 200, one verification and one reservation per instance', async () => {
+  const store = new FileTokenStore({ path: path.join(dir, 'tokens-one.json') });
+  const good = (await new TokenService({ store, tiers: ['default'] }).create({ name: 'good' })).secret;
+  const verifications = { count: 0 };
+  const root = `authFailuresOne${Date.now()}`;
+  const instances = await Promise.all([instance(store, root, verifications), instance(store, root, verifications), instance(store, root, verifications)]);
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, (_, i) => request(instances[i % 3]!.app).post('/mcp').set('Authorization', `Bearer ${good}`).send({})),
+  );
+  expect(answers.map((res) => res.status)).toEqual(Array(60).fill(200));
+  expect(verifications.count).toBe(3);
+  const budget = await instances[0]!.failures.consume(authFailureKey('127.0.0.1'), { cost: 0 });
+  expect(budget.remaining).toBe(FAILURES.limit);
+});
+
+test('40 valid tokens at once from one address on one instance on RTDB: 40 × 200, and the budget whole afterwards', async () => {
+  const store = new FileTokenStore({ path: path.join(dir, 'tokens-forty.json') });
+  const service = new TokenService({ store, tiers: ['default'] });
+  const tokens: string[] = [];
+  for (let i = 0; i < 40; i++) tokens.push((await service.create({ name: `agent-${i}` })).secret);
+  const verifications = { count: 0 };
+  const { app, failures } = await instance(store, `authFailuresForty${Date.now()}`, verifications);
+  const answers = await Promise.all(tokens.map((secret) => request(app).post('/mcp').set('Authorization', `Bearer ${secret}`).send({})));
+  expect(answers.map((res) => res.status)).toEqual(Array(40).fill(200));
+  expect((await failures.consume(authFailureKey('127.0.0.1'), { cost: 0 })).remaining).toBe(FAILURES.limit);
+});
+
+test('40 valid tokens at once from one address over three instances on one RTDB: 40 × 200, though each instance finds the budget held by the others', async () => {
+  const store = new FileTokenStore({ path: path.join(dir, 'tokens-spread.json') });
+  const service = new TokenService({ store, tiers: ['default'] });
+  const tokens: string[] = [];
+  for (let i = 0; i < 40; i++) tokens.push((await service.create({ name: `agent-${i}` })).secret);
+  const verifications = { count: 0 };
+  const root = `authFailuresSpread${Date.now()}`;
+  const instances = await Promise.all([instance(store, root, verifications), instance(store, root, verifications), instance(store, root, verifications)]);
+  const answers = await Promise.all(tokens.map((secret, i) => request(instances[i % 3]!.app).post('/mcp').set('Authorization', `Bearer ${secret}`).send({})));
+  expect(answers.map((res) => res.status)).toEqual(Array(40).fill(200));
+  expect(verifications.count).toBe(40);
+  expect((await instances[1]!.failures.consume(authFailureKey('127.0.0.1'), { cost: 0 })).remaining).toBe(FAILURES.limit);
+});
+
+test('200 made-up secrets over three instances on one RTDB: no more looked up than the budget, and afterwards a bad secret is refused 429 on each', async () => {
+  const store = new FileTokenStore({ path: path.join(dir, 'tokens-guesses.json') });
+  const verifications = { count: 0 };
+  const root = `authFailuresGuess${Date.now()}`;
+  const instances = await Promise.all([instance(store, root, verifications), instance(store, root, verifications), instance(store, root, verifications)]);
+  const answers = await Promise.all(
+    Array.from({ length: 200 }, (_, i) => request(instances[i % 3]!.app).post('/mcp').set('Authorization', `Bearer ${generateToken().secret}`).send({})),
+  );
+  expect(verifications.count).toBeLessThanOrEqual(FAILURES.limit);
+  expect(answers.filter((res) => res.status === 401)).toHaveLength(verifications.count);
+  expect(answers.filter((res) => res.status === 429)).toHaveLength(200 - verifications.count);
+  for (const { app } of instances) {
+    const bad = await request(app).post('/mcp').set('Authorization', `Bearer ${generateToken().secret}`).send({});
+    expect(bad.status).toBe(429);
+  }
+  expect(verifications.count).toBeLessThanOrEqual(FAILURES.limit);
+});

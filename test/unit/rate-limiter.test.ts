@@ -127,6 +127,19 @@ describe('WindowRateLimiter with a shared store', () => {
     expect(store.calls).toBe(before);
   });
 
+  it('a cost-0 read after another instance refunded lifts the cached block: the next spending call reaches the store and is allowed', async () => {
+    const { limiter, store, clock } = setup();
+    await limiter.consume('tok_a', { cost: 3 });
+    await limiter.consume('tok_a');
+    // Another instance gives one unit back (a sign-in it reserved for turned out valid).
+    await store.adjust('tok_a', clock.nowMs, [policy], [{ atLeast: null, deltaUnits: -1 }]);
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: false, reason: 'limit' });
+    await limiter.consume('tok_a', { cost: 0 });
+    const before = store.calls;
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: true, remaining: 0 });
+    expect(store.calls).toBe(before + 1);
+  });
+
   it('keeps the over-limit cache per policy: a key refused under one tier is not refused under another', async () => {
     const { limiter } = setup();
     await limiter.consume('tok_a', { cost: 3 });
