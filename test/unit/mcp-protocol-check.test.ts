@@ -21,6 +21,11 @@ const initialize = {
 const envelope = { [PROTOCOL_VERSION_META_KEY]: '2026-07-28', [CLIENT_INFO_META_KEY]: { name: 't', version: '1' }, [CLIENT_CAPABILITIES_META_KEY]: {} };
 const modernCall = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'x', arguments: {}, _meta: envelope } };
 const modernHeaders = { ...ok, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'x' };
+const unknownRevisionCall = { ...modernCall, params: { ...modernCall.params, _meta: { ...envelope, [PROTOCOL_VERSION_META_KEY]: '2027-01-01' } } };
+const base64Name = { ...modernHeaders, 'mcp-name': `=?base64?${Buffer.from('x').toString('base64')}?=` };
+function withoutHeader(name: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(modernHeaders).filter(([key]) => key !== name));
+}
 const unsupported = `Bad Request: Unsupported protocol version: 1999-01-01 (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
 
 test.each([
@@ -32,6 +37,10 @@ test.each([
   ['an unsupported version on initialize (not checked there)', { ...ok, 'mcp-protocol-version': '1999-01-01' }, initialize, 'legacy'],
   ['initialize alone in a batch', ok, [initialize], 'legacy'],
   ['a 2026-07-28 call with its envelope and headers', modernHeaders, modernCall, 'modern'],
+  ['a 2026-07-28 call whose Mcp-Name is the name in Base64', base64Name, modernCall, 'modern'],
+  ['a 2026-07-28 call whose Mcp-Name has surrounding blanks', { ...modernHeaders, 'mcp-name': ' x\t' }, modernCall, 'modern'],
+  ['a 2026-07-28 list, which has no Mcp-Name', { ...withoutHeader('mcp-name'), 'mcp-method': 'tools/list' }, { ...modernCall, method: 'tools/list', params: { _meta: envelope } }, 'modern'],
+  ['a 2026-07-28 notification without any standard header', ok, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: envelope } }, 'modern'],
 ])('%s is let through, in the right era', (_label, headers, body, era) => {
   expect(inspectMcpRequest(headers, body)).toEqual({ ok: true, era });
 });
@@ -44,6 +53,12 @@ test.each([
   ['initialize batched with another message', ok, [initialize, call], { status: 400, code: -32600, message: 'Invalid Request: Only one initialization request is allowed' }],
   ['a 2026 envelope under a 2025 version header', { ...modernHeaders, 'mcp-protocol-version': '2025-06-18' }, modernCall, { status: 400, code: -32020 }],
   ['a 2026 version header without the envelope', { ...ok, 'mcp-protocol-version': '2026-07-28' }, call, { status: 400, code: -32602 }],
+  ['a 2026 call with an Mcp-Name that names another tool', { ...modernHeaders, 'mcp-name': 'y' }, modernCall, { status: 400, code: -32020 }],
+  ['a 2026 call without Mcp-Name', withoutHeader('mcp-name'), modernCall, { status: 400, code: -32020 }],
+  ['a 2026 call with a malformed Base64 Mcp-Name', { ...modernHeaders, 'mcp-name': '=?base64?***?=' }, modernCall, { status: 400, code: -32020 }],
+  ['a 2026 call without Mcp-Method', withoutHeader('mcp-method'), modernCall, { status: 400, code: -32020 }],
+  ['a 2026 call without MCP-Protocol-Version', withoutHeader('mcp-protocol-version'), modernCall, { status: 400, code: -32020 }],
+  ['a 2026-era call naming a revision nobody serves', { ...modernHeaders, 'mcp-protocol-version': '2027-01-01' }, unknownRevisionCall, { status: 400, code: -32022 }],
 ])('%s is refused', (_label, headers, body, expected) => {
   expect(mcpProtocolProblem(headers, body)).toMatchObject(expected);
 });
@@ -84,6 +99,12 @@ describe('held to the SDK itself', () => {
   test.each([
     ['a 2026 envelope under a 2025 version header', { ...modernHeaders, 'mcp-protocol-version': '2025-06-18' }, modernCall],
     ['a 2026 version header without the envelope', { ...ok, 'mcp-protocol-version': '2026-07-28' }, call],
+    ['an Mcp-Name that names another tool', { ...modernHeaders, 'mcp-name': 'y' }, modernCall],
+    ['no Mcp-Name', withoutHeader('mcp-name'), modernCall],
+    ['a malformed Base64 Mcp-Name', { ...modernHeaders, 'mcp-name': '=?base64?***?=' }, modernCall],
+    ['no Mcp-Method', withoutHeader('mcp-method'), modernCall],
+    ['no MCP-Protocol-Version', withoutHeader('mcp-protocol-version'), modernCall],
+    ['a revision nobody serves', { ...modernHeaders, 'mcp-protocol-version': '2027-01-01' }, unknownRevisionCall],
   ])('2026 entry: %s', async (_label, headers, body) => {
     const ours = mcpProtocolProblem(headers, body);
     const handler = createMcpHandler(() => new McpServer({ name: 't', version: '1' }), { legacy: 'reject' });
