@@ -9,6 +9,7 @@ import type { AuthenticatedToken, TokenVerifier } from '../tokens/token-record';
 import { isWellFormedSecret } from '../tokens/token-secret';
 import type { AuthFailureReason, AuthRefusalReason } from './auth-refusal';
 import { spentBudgetRefusal, writeBudgetRefusal } from './budget-refusal';
+import { eraOfHeaders, refusalCode } from './refusal-code';
 import { setToken } from './request-locals';
 import { addressLimitKeyPart, clientAddress } from './client-address';
 import { jsonRpcError, JsonRpcCode, requestIdOf, sendJsonRpcError } from './json-rpc-error';
@@ -235,7 +236,7 @@ function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason:
 
 function unavailable(res: Response, id: ReturnType<typeof requestIdOf>, message: string): void {
   res.setHeader('Retry-After', '1');
-  sendJsonRpcError(res, 503, jsonRpcError(id, JsonRpcCode.BackendUnavailable, message, { retryAfterSeconds: 1 }));
+  sendJsonRpcError(res, 503, jsonRpcError(id, refusalCode(eraOfHeaders(res.req.headers), 'backend_unavailable'), message, { retryAfterSeconds: 1 }));
 }
 
 function refuseUnauthenticated(res: Response, id: ReturnType<typeof requestIdOf>, decision: Decision, nowMs: number): void {
