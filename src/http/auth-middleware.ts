@@ -13,7 +13,7 @@ import { eraOfHeaders, refusalCode } from './refusal-code';
 import { setToken } from './request-locals';
 import { addressLimitKeyPart, clientAddress } from './client-address';
 import { jsonRpcError, JsonRpcCode, requestIdOf, sendJsonRpcError } from './json-rpc-error';
-import { secondsUntil } from './rate-limit-headers';
+import { secondsUntil, setRateLimitHeaders } from './rate-limit-headers';
 
 export const AUTH_REALM = 'firelimit';
 
@@ -114,8 +114,9 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
 
       // Only what cannot authenticate spends it: a secret not yet seen is bounded by the reservation below,
       // so a flood without tokens from a shared address (a NAT) never blocks a valid token's sign-in.
+      let anonymous: Decision | undefined;
       if (cached?.kind !== 'unknown') {
-        const anonymous = await unauthenticated.consume(key);
+        anonymous = await unauthenticated.consume(key);
         if (!anonymous.allowed) {
           count('unauthenticated_limit');
           refuseUnauthenticated(res, id, anonymous, clock());
@@ -125,7 +126,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
 
       if (credential === undefined) {
         count('missing_token');
-        unauthorized(res, id, 'missing_token');
+        unauthorized(res, id, 'missing_token', anonymous, clock());
         return;
       }
 
@@ -136,7 +137,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
           refuseTooManyFailures(res, id, spentBudgetRefusal(budget, clock()), clock());
           return;
         }
-        unauthorized(res, id, 'invalid_token');
+        unauthorized(res, id, 'invalid_token', budget, clock());
         return;
       }
 
@@ -184,7 +185,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
         if (reservation.remaining === 0) {
           logger.warn('client address used up its authentication failure budget', { address, retryAfterSeconds: secondsUntil(reservation.resetAtMs - clock()) });
         }
-        unauthorized(res, id, reason);
+        unauthorized(res, id, reason, reservation, clock());
         return;
       }
 
@@ -224,7 +225,9 @@ function isSpent(decision: Decision): boolean {
   return decision.remaining === 0 && decision.reason !== 'backend_unavailable';
 }
 
-function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthFailureReason): void {
+/** A 401 carries the headers of the per-address budget that counted it (requests without a token, or failed sign-ins). */
+function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthFailureReason, budget: Decision | undefined, nowMs: number): void {
+  if (budget !== undefined) setRateLimitHeaders(res, budget, nowMs);
   // RFC 6750 §3.1: no error code when the request carried no credentials.
   res.setHeader('WWW-Authenticate', reason === 'missing_token' ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`);
   const message =
