@@ -91,7 +91,7 @@ const UNREAD_BODY_LINGER: LingerLimits = { lingerMs: 250, maxDiscardBytes: 65_53
  * with a JSON-RPC error body, so that an unauthenticated caller costs us
  * headers only and nothing refused is charged:
  *
- * 1. Host/Origin (403)
+ * 1. Host/Origin (403), and an absolute-form target's authority
  * 2. Content-Length over MAX_BODY_BYTES (413, Connection: close), nothing read
  * 3. auth (401/403/429 per address): the token is a header, so no body is
  *    read, parsed or validated for a caller without a valid one; a refusal
@@ -100,7 +100,9 @@ const UNREAD_BODY_LINGER: LingerLimits = { lingerMs: 250, maxDiscardBytes: 65_53
  * 3b. the token's budget of refused requests (429, REFUSED_REQUESTS_PER_MINUTE):
  *    the refusals below are never charged to the published limit, so this
  *    is what stops a token holder from sending them without end
- * 4. Content-Type/Content-Encoding (415), bounded read (413, 408)
+ * 4. Content-Type/Content-Encoding (415), bounded read (413, 408); only here
+ *    does a client waiting on `Expect: 100-continue` get its `100 Continue`
+ *    (../http/expect-continue, on the listener of ./listen-dual-stack)
  * 5. structure scan: depth and batch size (400), before any parser runs
  * 6. JSON.parse (400 -32700), JSON-RPC shape (400 -32600)
  * 7. the MCP transport's own refusals made early (406/415/400), uncharged
