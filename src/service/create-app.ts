@@ -5,6 +5,8 @@ import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { createMcpHandler } from '../mcp/mcp-handler';
+import { GATEWAY_CAPABILITIES, OWN_CAPABILITIES } from '../mcp/build-mcp-server';
+import { servedMethodsOf } from '../mcp/served-methods';
 import { tools as defaultTools } from '../mcp/tools';
 import type { Gateway } from '../gateway/gateway';
 import { tokenOf } from '../http/request-locals';
@@ -134,6 +136,8 @@ export function createApp(deps: AppDependencies): express.Express {
     defaultTier: config.rateLimit.defaultTier,
     policies: config.rateLimit.calls,
     tools: new Set((deps.tools ?? defaultTools).map((tool) => tool.name)),
+    // A method the server does not answer (-32601) costs nothing (issue 17: an even handshake).
+    servedMethods: servedMethodsOf(deps.gateway === undefined ? OWN_CAPABILITIES : GATEWAY_CAPABILITIES),
   };
   const overrides = deps.overrides ?? (() => NO_OVERRIDES);
   const charge = createChargeMiddleware({
