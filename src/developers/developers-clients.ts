@@ -131,7 +131,7 @@ add <code>--stored-auth-only</code> and it prints our 401 body instead, whose <c
       id: 'client-ai-sdk',
       name: `Vercel AI SDK (${ai.packageName}, tested: ${ai.version})`,
       what: html`<p>The call rejects with <code>${ai.errorClass}</code> whose <code>code</code> is our
-<code>-32029</code> (it connects in the 2025 era) and whose <code>data</code> is our JSON-RPC <code>data</code>: <code>error.data.${retry}</code>,
+<code>${ai.protocolVersion >= '2026-07-28' ? '429' : '-32029'}</code> (the code of the ${ai.protocolVersion} revision it connects in) and whose <code>data</code> is our JSON-RPC <code>data</code>: <code>error.data.${retry}</code>,
 <code>limit</code> and <code>resetAt</code> as fields, no parsing needed; <code>message</code> is our sentence. It is the
 only client here that hands over <code>data</code> as data. The HTTP status is not on the error
 (<code>statusCode</code> stays unset) and neither is <code>Retry-After</code>; <code>data.${retry}</code> is the same
