@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
@@ -114,5 +115,56 @@ describe('held to the SDK itself', () => {
     const sdkBody = (await response.json()) as { error: { code: number; message: string; data?: unknown } };
     await handler.close();
     expect(ours).toEqual({ status: response.status, code: sdkBody.error.code, message: sdkBody.error.message, data: sdkBody.error.data });
+  });
+});
+
+describe('the 2026 header rungs, as a property held to the SDK entry', () => {
+  const name = fc.stringMatching(/^[A-Za-z0-9_.-]{1,16}$/);
+  const unicodeName = fc.string({ minLength: 1, maxLength: 8, unit: 'grapheme' });
+  /** What the client puts in Mcp-Name for a body naming `bodyName`. */
+  const nameHeader = (bodyName: string) => {
+    // A header holds Latin-1 only (fetch refuses the rest): a name outside ASCII goes as the client sends it, in Base64.
+    const raw = /^[\x20-\x7e]*$/.test(bodyName) ? bodyName : `=?base64?${Buffer.from(bodyName, 'utf8').toString('base64')}?=`;
+    return fc.oneof(
+      fc.constant<string | undefined>(raw),
+      fc.constant<string | undefined>(undefined),
+      name,
+      fc.constant(`  ${raw}\t`),
+      fc.constant(`=?base64?${Buffer.from(bodyName, 'utf8').toString('base64')}?=`),
+      unicodeName.map((other) => `=?base64?${Buffer.from(other, 'utf8').toString('base64')}?=`),
+      fc.constant('=?base64?not base64?='),
+    );
+  };
+  const method = fc.constantFrom('tools/call', 'prompts/get', 'resources/read', 'tools/list');
+  const request = fc
+    .record({ method, bodyName: fc.oneof(name, unicodeName), version: fc.constantFrom<string | undefined>('2026-07-28', undefined), sendMethod: fc.boolean() })
+    .chain((r) => nameHeader(r.bodyName).map((header) => ({ ...r, header })));
+
+  test('ours refuses exactly what the SDK refuses, with its status, code, message and data', async () => {
+    const handler = createMcpHandler(() => new McpServer({ name: 't', version: '1' }), { legacy: 'reject' });
+    try {
+      await fc.assert(
+        fc.asyncProperty(request, async ({ method: m, bodyName, version, sendMethod, header }) => {
+          const field = m === 'resources/read' ? 'uri' : 'name';
+          const body = { jsonrpc: '2.0', id: 5, method: m, params: { ...(m === 'tools/list' ? {} : { [field]: bodyName }), _meta: envelope } };
+          const headers: Record<string, string> = { ...ok };
+          if (version !== undefined) headers['mcp-protocol-version'] = version;
+          if (sendMethod) headers['mcp-method'] = m;
+          if (header !== undefined) headers['mcp-name'] = header;
+          const ours = mcpProtocolProblem(headers, body);
+          const response = await handler.fetch(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(body) }));
+          const sdk = (await response.json()) as { error?: { code: number; message: string; data?: unknown } };
+          // The SDK's ladder refusals are 400s; anything else it served (a result, or a -32601/-32602 from the empty server).
+          if (response.status === 400 && sdk.error !== undefined && [-32020, -32022].includes(sdk.error.code)) {
+            expect(ours).toEqual({ status: 400, code: sdk.error.code, message: sdk.error.message, data: sdk.error.data });
+          } else {
+            expect(ours).toBeUndefined();
+          }
+        }),
+        { numRuns: 150 },
+      );
+    } finally {
+      await handler.close();
+    }
   });
 });
