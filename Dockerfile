@@ -19,6 +19,6 @@ COPY --from=build /app/dist ./dist
 # single-instance trial; production uses TOKEN_STORE=firestore).
 RUN mkdir -p .firelimit && chown node:node .firelimit
 USER node
-# Cloud Run sets PORT; the service listens on 0.0.0.0:$PORT.
+# Cloud Run sets PORT; the service listens on [::]:$PORT (IPv6 and IPv4 on one socket).
 EXPOSE 8080
 CMD ["node", "dist/src/server.js"]

@@ -1,10 +1,11 @@
 import { loadConfig, describeConfig } from './config/config';
 import { ConfigError } from './config/config-error';
 import { createServiceLogger } from './logging/create-service-logger';
-import { startMetricsServer, type MetricsServer } from './metrics/metrics-server';
+import type { MetricsServer } from './metrics/metrics-server';
 import { buildService } from './service/build-service';
 import { createShutdown } from './service/graceful-shutdown';
 import { listenDualStack } from './service/listen-dual-stack';
+import { startMetricsListener } from './service/metrics-listener';
 import { applyServerTimeouts } from './service/server-timeouts';
 import { ensureDevelopmentToken, startupBanner } from './service/startup-banner';
 
@@ -28,8 +29,8 @@ async function main(): Promise<void> {
   const servers = [server];
   let metricsServer: MetricsServer | undefined;
   if (config.metrics.port !== undefined) {
-    metricsServer = await startMetricsServer({ registry: service.metrics.registry, port: config.metrics.port });
-    logger.info('metrics served', { event: 'service.metrics', port: metricsServer.port });
+    metricsServer = await startMetricsListener(config, service.metrics.registry, config.metrics.port);
+    logger.info('metrics served', { event: 'service.metrics', port: metricsServer.port, host: metricsServer.address });
   }
 
   if (process.env.NODE_ENV !== 'production') {

@@ -100,6 +100,8 @@ export interface Config {
   readonly metrics: {
     /** Separate listener for /metrics; undefined = not served. */
     readonly port: number | undefined;
+    /** The address it listens on (METRICS_HOST); default 127.0.0.1, never every interface unless asked. */
+    readonly host: string;
   };
   readonly log: {
     readonly format: 'json' | 'pretty';
@@ -263,7 +265,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       maxConnections: v.MAX_CONNECTIONS,
       maxBatchMessages: v.MAX_BATCH_MESSAGES,
     },
-    metrics: { port: v.METRICS_PORT },
+    metrics: { port: v.METRICS_PORT, host: v.METRICS_HOST },
     log: { format: v.LOG_FORMAT ?? (options.stdoutIsTty ? 'pretty' : 'json') },
     upstream,
   };

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ALGORITHM_NAMES, type AlgorithmName } from '../limiter/algorithms/algorithm';
 import { FREE_PER_MINUTE_DEFAULT } from '../policies/free-calls';
@@ -299,6 +300,14 @@ export const knobs = {
     'set UPSTREAM_HOLD_MS to the longest a call is held for its slot, in ms, e.g. 2000 (0: never hold; answer "reserved")',
   ),
   METRICS_PORT: knob(port.optional(), 'set METRICS_PORT to a port for /metrics (not the public PORT), or unset it'),
+  METRICS_HOST: knob(
+    z
+      .string()
+      .trim()
+      .refine((value) => isIP(value) !== 0, { error: 'expected an IP address, e.g. 127.0.0.1, ::1 or 0.0.0.0' })
+      .default('127.0.0.1'),
+    'set METRICS_HOST to the address /metrics listens on: 127.0.0.1 (the default: this host, and sidecars on Cloud Run), ::1, or 0.0.0.0 for every interface',
+  ),
   LOG_FORMAT: knob(z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).optional(), 'set LOG_FORMAT to json or pretty'),
 } as const;
 

@@ -131,7 +131,7 @@ add <code>--stored-auth-only</code> and it prints our 401 body instead, whose <c
       id: 'client-ai-sdk',
       name: `Vercel AI SDK (${ai.packageName}, tested: ${ai.version})`,
       what: html`<p>The call rejects with <code>${ai.errorClass}</code> whose <code>code</code> is our
-<code>-32029</code> and whose <code>data</code> is our JSON-RPC <code>data</code>: <code>error.data.${retry}</code>,
+<code>${ai.protocolVersion >= '2026-07-28' ? '429' : '-32029'}</code> (the code of the ${ai.protocolVersion} revision it connects in) and whose <code>data</code> is our JSON-RPC <code>data</code>: <code>error.data.${retry}</code>,
 <code>limit</code> and <code>resetAt</code> as fields, no parsing needed; <code>message</code> is our sentence. It is the
 only client here that hands over <code>data</code> as data. The HTTP status is not on the error
 (<code>statusCode</code> stays unset) and neither is <code>Retry-After</code>; <code>data.${retry}</code> is the same
@@ -149,8 +149,13 @@ followed by our whole JSON-RPC body. A model reading it sees "Retry after <var>N
   ];
 }
 
+/** The example refusal's own sentence up to its figure of seconds: "Rate limit of 120 requests per 60 s exceeded. Retry after ". */
+function refusalSentence(f: DevelopersFacts): string {
+  const message = (f.refusedBody as { error: { message: string } }).error.message;
+  return message.replace(/\d+ s\.$/, '');
+}
+
 export function clientRefusalSection(f: DevelopersFacts): SafeHtml {
-  const d = f.defaultTier;
   const items = readings().map(
     (r) => html`<div class="client" id="${r.id}"><h3>${r.name}</h3>
 ${r.what}</div>`,
@@ -158,10 +163,10 @@ ${r.what}</div>`,
   return html`<section aria-labelledby="clients">
 <h2 id="clients">Reading a refusal in your client</h2>
 <p>No MCP client retries a 429 by itself, and each shows it differently. What the service sends is always the same:
-HTTP 429, a <code>Retry-After</code> header (seconds), and a JSON-RPC error with code <code>-32029</code> whose
-<code>message</code> says in words when to retry ("Rate limit of ${d.limit} requests per ${d.windowSeconds} s
-exceeded. Retry after <var>N</var> s.") and whose <code>data</code> has the figures (<code>retryAfterSeconds</code>,
-<code>limit</code>, <code>windowSeconds</code>, <code>resetAt</code>). Where a client gives you only a string, the
+HTTP 429, a <code>Retry-After</code> header (seconds), and a JSON-RPC error with code <code>-32029</code> (2025
+protocol revisions) or <code>429</code> (2026-07-28, which reserves -32020..-32099 for its own codes) whose
+<code>message</code> says in words when to retry ("${refusalSentence(f)}<var>N</var> s.") and whose <code>data</code> has the figures (<code>retryAfterSeconds</code>,
+<code>limit</code>, <code>windowSeconds</code>, <code>resetAt</code>, and for a bucket <code>burst</code>). Where a client gives you only a string, the
 sentence is there to read; where it gives you the body, use <code>data</code>.</p>
 ${items}
 </section>`;

@@ -11,7 +11,8 @@ export function costsSection(f: CallFacts): SafeHtml {
   return html`<section aria-labelledby="costs">
 <h2 id="costs">What a call costs</h2>
 <p>Each JSON-RPC message costs one unit of your tier's limit unless listed here; a batch costs the sum of its messages.
-Free calls cost nothing of it: ${f.freeMethods.map((m) => html`<code>${m}</code> `)}and the tools ${f.freeTools.map((t) => html`<code>${t}</code> `)}.
+Free calls cost nothing of it: ${f.freeMethods.map((m) => html`<code>${m}</code> `)}the tools ${f.freeTools.map((t) => html`<code>${t}</code> `)}
+and a method this server does not serve (answered <code>-32601</code>).
 They have their own limit, so reconnecting never spends your budget: ${figure('free-limit', f.free.limit)} free calls per token per ${f.free.windowSeconds} s.</p>
 ${costRows.length === 0 ? html`<p>Every other tool costs 1.</p>` : html`<div class="table-wrap"><table><caption class="lede">Tools that cost more than 1</caption>
 <thead><tr><th scope="col">Tool</th><th scope="col">Units per call</th></tr></thead><tbody>${costRows}</tbody></table></div>`}

@@ -93,10 +93,11 @@ function headerItems(headers: readonly (readonly [string, string])[], meaning: R
 export function headersSection(f: DevelopersFacts): SafeHtml {
   const d = f.defaultTier;
   const meaning: Record<string, string> = {
-    'x-ratelimit-limit': 'Requests your token may make in the current window.',
-    'x-ratelimit-remaining': 'Requests left in the current window after this one.',
-    'x-ratelimit-reset': 'When the current window ends, as Unix time in seconds (UTC).',
-    'ratelimit-policy': 'The policy (draft-ietf-httpapi-ratelimit-headers-10): name, quota q, window w in seconds.',
+    'x-ratelimit-limit': 'Requests your token may make in the current window (for a token or leaky bucket: its burst, the most at once).',
+    'x-ratelimit-remaining': 'Requests left in the current window after this one (for a bucket: left at once now).',
+    'x-ratelimit-reset': 'When the current window ends (for a bucket: when it is full again), as Unix time in seconds (UTC).',
+    'ratelimit-policy':
+      'The policy (draft-ietf-httpapi-ratelimit-headers-10): name, quota q, window w in seconds; a bucket adds burst, the most at once, and its q is its rate per window.',
     ratelimit: 'The current state (same draft): remaining r, seconds until the window resets t.',
     'retry-after': 'Only on refusals: whole seconds to wait before retrying.',
   };

@@ -9,11 +9,12 @@ import type { AuthenticatedToken, TokenVerifier } from '../tokens/token-record';
 import { isWellFormedSecret } from '../tokens/token-secret';
 import type { AuthFailureReason, AuthRefusalReason } from './auth-refusal';
 import { spentBudgetRefusal, writeBudgetRefusal } from './budget-refusal';
+import { eraOfHeaders, refusalCode } from './refusal-code';
 import { setToken } from './request-locals';
 import { SignInBudget, type SignInAttempt, type SignInVerdict } from './sign-in-budget';
 import { addressLimitKeyPart, clientAddress } from './client-address';
 import { jsonRpcError, JsonRpcCode, requestIdOf, sendJsonRpcError } from './json-rpc-error';
-import { secondsUntil } from './rate-limit-headers';
+import { secondsUntil, setRateLimitHeaders } from './rate-limit-headers';
 
 export const AUTH_REALM = 'firelimit';
 
@@ -132,8 +133,9 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
 
       // Only what cannot authenticate spends it: a secret not yet seen is bounded by the sign-in budget below,
       // so a flood without tokens from a shared address (a NAT) never blocks a valid token's sign-in.
+      let anonymous: Decision | undefined;
       if (cached?.kind !== 'unknown') {
-        const anonymous = await unauthenticated.consume(key);
+        anonymous = await unauthenticated.consume(key);
         if (!anonymous.allowed) {
           count('unauthenticated_limit');
           refuseUnauthenticated(res, id, anonymous, clock());
@@ -143,7 +145,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
 
       if (credential === undefined) {
         count('missing_token');
-        unauthorized(res, id, 'missing_token');
+        unauthorized(res, id, 'missing_token', anonymous, clock());
         return;
       }
 
@@ -154,7 +156,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
           refuseTooManyFailures(res, id, spentBudgetRefusal(budget.decision, clock()), clock());
           return;
         }
-        unauthorized(res, id, 'invalid_token');
+        unauthorized(res, id, 'invalid_token', budget.decision, clock());
         return;
       }
 
@@ -205,7 +207,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
         if (decision.remaining === 0) {
           logger.warn('client address used up its authentication failure budget', { address, retryAfterSeconds: secondsUntil(decision.resetAtMs - clock()) });
         }
-        unauthorized(res, id, reason);
+        unauthorized(res, id, reason, decision, clock());
         return;
       }
       admit(res, next, attempt.value, address);
@@ -238,7 +240,9 @@ export function bearerCredential(header: string | undefined): string | null | un
   return match ? (match[1] as string) : null;
 }
 
-function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthFailureReason): void {
+/** A 401 carries the headers of the per-address budget that counted it (requests without a token, or failed sign-ins). */
+function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthFailureReason, budget: Decision | undefined, nowMs: number): void {
+  if (budget !== undefined) setRateLimitHeaders(res, budget, nowMs);
   // RFC 6750 §3.1: no error code when the request carried no credentials.
   res.setHeader('WWW-Authenticate', reason === 'missing_token' ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`);
   const message =
@@ -251,7 +255,7 @@ function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason:
 function unavailable(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthRefusalReason | 'backend_unavailable', retryAfterMs: number, what: string): void {
   const retryAfterSeconds = secondsUntil(retryAfterMs);
   res.setHeader('Retry-After', String(retryAfterSeconds));
-  sendJsonRpcError(res, 503, jsonRpcError(id, JsonRpcCode.BackendUnavailable, `${what}; retry after ${retryAfterSeconds} s.`, { reason, retryAfterSeconds }));
+  sendJsonRpcError(res, 503, jsonRpcError(id, refusalCode(eraOfHeaders(res.req.headers), 'backend_unavailable'), `${what}; retry after ${retryAfterSeconds} s.`, { reason, retryAfterSeconds }));
 }
 
 /**

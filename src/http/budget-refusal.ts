@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import type { Decision } from '../limiter/decision';
-import { JsonRpcCode, jsonRpcError, sendJsonRpcError, type JsonRpcId } from './json-rpc-error';
+import { jsonRpcError, sendJsonRpcError, type JsonRpcId } from './json-rpc-error';
+import { eraOfHeaders, refusalCode } from './refusal-code';
 import { secondsUntil, setRateLimitHeaders } from './rate-limit-headers';
 
 /**
@@ -16,7 +17,8 @@ export function spentBudgetRefusal(budget: Decision, nowMs: number): Decision {
  * A 429 from one of the guard budgets in front of the published limit (failed
  * sign-ins, requests without a token, refused requests): that budget's own
  * rate-limit headers, Retry-After, and a JSON-RPC error whose `data.reason`
- * names the budget, so a client can tell it from the token's own limit.
+ * names the budget, so a client can tell it from the token's own limit. The
+ * body is not read yet, so the code's era comes from the headers.
  */
 export function writeBudgetRefusal(res: Response, id: JsonRpcId, decision: Decision, nowMs: number, refusal: { readonly reason: string; readonly tooMany: string }): void {
   setRateLimitHeaders(res, decision, nowMs);
@@ -24,7 +26,7 @@ export function writeBudgetRefusal(res: Response, id: JsonRpcId, decision: Decis
   sendJsonRpcError(
     res,
     429,
-    jsonRpcError(id, JsonRpcCode.RateLimited, `Too many ${refusal.tooMany}. Retry after ${retryAfterSeconds} s.`, {
+    jsonRpcError(id, refusalCode(eraOfHeaders(res.req.headers), 'rate_limited'), `Too many ${refusal.tooMany}. Retry after ${retryAfterSeconds} s.`, {
       reason: refusal.reason,
       retryAfterSeconds,
       resetAt: new Date(decision.resetAtMs).toISOString(),

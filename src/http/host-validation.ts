@@ -76,6 +76,28 @@ export function checkHost(hostHeaders: string | readonly string[] | undefined, r
   return { ok: true, hostname: parsed.hostname };
 }
 
+/**
+ * The authority of an absolute-form request target (`POST http://a.example/mcp`),
+ * held to the same rule as Host: RFC 9112 §3.2.2 has a server take the
+ * target's authority over Host, so a target naming another host passed the
+ * Host check untouched. Origin-form targets (`/mcp`) have none: ok. The Host
+ * header is still checked on its own, so both must be allowed.
+ */
+export function checkRequestTarget(target: string, rule: HostRule): OriginCheck {
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(target)) return { ok: true };
+  let parsed: { hostname: string; host: string } | undefined;
+  try {
+    const url = new URL(target);
+    parsed = (url.protocol === 'http:' || url.protocol === 'https:') && url.host !== '' && url.username === '' && url.password === '' ? { hostname: url.hostname.toLowerCase(), host: url.host.toLowerCase() } : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined) return { ok: false, errorCode: 'invalid_host', message: 'Invalid request target: an absolute-form target must be an http(s) URL with a host' };
+  if (rule.kind === 'unconfigured') return { ok: false, errorCode: 'hosts_not_configured', message: HOSTS_NOT_CONFIGURED_MESSAGE };
+  if (!matches(rule, parsed)) return { ok: false, errorCode: 'host_not_allowed', message: `Host ${parsed.hostname} (the request target's) is not allowed` };
+  return { ok: true };
+}
+
 /** An absent Origin is fine (non-browser clients send none); a present one must name an allowed host. */
 export function checkOrigin(originHeader: string | undefined, rule: HostRule): OriginCheck {
   if (originHeader === undefined || rule.kind === 'any') return { ok: true };
@@ -120,7 +142,8 @@ export function createHostValidation(options: HostValidationOptions): RequestHan
   return function hostValidation(req: Request, res: Response, next: NextFunction): void {
     const rule = hostRuleFor(options, arrivedOnLoopback(req));
     const host = checkHost(hostHeaderValues(req.rawHeaders), rule);
-    const verdict: OriginCheck = host.ok ? checkOrigin(req.headers.origin, rule) : host;
+    const target = host.ok ? checkRequestTarget(req.originalUrl ?? req.url ?? '', rule) : host;
+    const verdict: OriginCheck = target.ok ? checkOrigin(req.headers.origin, rule) : target;
     if (!verdict.ok) {
       // -32000 is what the SDK's own host validation answers with.
       res

@@ -5,6 +5,7 @@ import { JsonRpcCode, jsonRpcError, requestIdOf, type JsonRpcErrorBody } from '.
 import { closeAfterResponse, markBodyRead } from './lingering-close';
 import { scanJsonStructure, type JsonStructureLimits } from './json-structure-scan';
 import { readBoundedBody, type BodyRead, type BodyReadLimits } from './read-body';
+import { continueIfDeferred } from './expect-continue';
 
 /** The SDK's code for transport-level refusals; used where JSON-RPC itself names none. */
 const TRANSPORT_ERROR = -32000;
@@ -158,6 +159,8 @@ export function createJsonRpcBody(options: JsonRpcBodyOptions): RequestHandler {
       return;
     }
     markBodyRead(req);
+    // Only now, every check that needs no body passed: invite a client that waits on Expect: 100-continue.
+    continueIfDeferred(req, res);
     readBoundedBody(req, options)
       .then((read) => {
         if (!read.ok) {

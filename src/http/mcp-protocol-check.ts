@@ -3,6 +3,7 @@ import { classifyInboundRequest, isInitializeRequest, SUPPORTED_PROTOCOL_VERSION
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isJsonContentType } from './body-headers';
 import { jsonRpcError, requestIdOf } from './json-rpc-error';
+import { modernRequestProblem } from './modern-header-check';
 import { setMcpEra, type McpEra } from './request-locals';
 
 /** A refusal the MCP layer would make, with its status, JSON-RPC code and message, made before anything is charged. */
@@ -33,12 +34,15 @@ const INVALID_REQUEST = -32600;
  *    rungs): a 2026-07-28 request (its `_meta` envelope) or a 2025-era one;
  *    a malformed envelope or a header that contradicts the body is refused
  *    with the SDK's status, code and message.
- * 4. 2025 era: a batch may carry one initialize request and nothing else
+ * 4. 2026 era: the rungs the SDK's entry asks next (./modern-header-check):
+ *    a revision it serves (-32022), then `MCP-Protocol-Version`, `Mcp-Method`
+ *    and a `Mcp-Name` that mirrors the body (-32020), all 400.
+ * 5. 2025 era: a batch may carry one initialize request and nothing else
  *    (400, -32600); anything but initialize with an MCP-Protocol-Version
  *    header must name a version the SDK supports (400).
  *
- * Not repeated: the 2026 ladder's later rungs (required Mcp-Method/Mcp-Name
- * headers, an unserved revision), which the SDK answers behind the limiter.
+ * Not repeated: the 2026 client-capability rung (-32021): the SDK 2.4's
+ * table of methods that require a client capability is empty.
  *
  * `body` is a shape-checked JSON-RPC message or non-empty batch.
  */
@@ -59,7 +63,10 @@ export function inspectMcpRequest(headers: IncomingHttpHeaders, body: unknown): 
   if (outcome.kind === 'reject') {
     return { ok: false, problem: { status: outcome.httpStatus, code: outcome.code, message: outcome.message, ...(outcome.data === undefined ? {} : { data: outcome.data }) } };
   }
-  if (outcome.kind === 'modern') return { ok: true, era: 'modern' };
+  if (outcome.kind === 'modern') {
+    const problem = modernRequestProblem(headers, outcome);
+    return problem === undefined ? { ok: true, era: 'modern' } : { ok: false, problem };
+  }
 
   const messages: readonly unknown[] = Array.isArray(body) ? body : [body];
   const initializing = messages.some((message) => isInitializeRequest(message));

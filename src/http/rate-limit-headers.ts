@@ -1,4 +1,5 @@
 import type { Decision, PolicyDecision } from '../limiter/decision';
+import { publishedLimit } from './published-limit';
 
 export interface HeaderTarget {
   setHeader(name: string, value: string): unknown;
@@ -12,6 +13,7 @@ export interface HeaderTarget {
 interface PolicyStrings {
   readonly limit: number;
   readonly windowMs: number;
+  readonly perWindow: number | undefined;
   readonly limitText: string;
   readonly policyText: string;
   /** `"name";r=`: the start of the RateLimit field. */
@@ -23,12 +25,15 @@ const policyStringsByName = new Map<string, PolicyStrings>();
 
 function policyStrings(decision: PolicyDecision): PolicyStrings {
   const cached = policyStringsByName.get(decision.policyName);
-  if (cached !== undefined && cached.limit === decision.limit && cached.windowMs === decision.windowMs) return cached;
+  if (cached !== undefined && cached.limit === decision.limit && cached.windowMs === decision.windowMs && cached.perWindow === decision.perWindow) return cached;
+  const published = publishedLimit(decision);
   const built: PolicyStrings = {
     limit: decision.limit,
     windowMs: decision.windowMs,
+    perWindow: decision.perWindow,
     limitText: String(decision.limit),
-    policyText: `"${decision.policyName}";q=${decision.limit};w=${Math.round(decision.windowMs / 1000)}`,
+    // A bucket's quota is its rate; its burst rides as an extension parameter (the draft lets parameters be added).
+    policyText: `"${decision.policyName}";q=${published.perWindow};w=${published.windowSeconds}${published.burst === undefined ? '' : `;burst=${published.burst}`}`,
     ratePrefix: `"${decision.policyName}";r=`,
   };
   policyStringsByName.set(decision.policyName, built);
@@ -40,7 +45,11 @@ export function secondsUntil(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
-/** Every policy the call was held to, as RateLimit-Policy lists them: `"burst";q=10;w=1, "default";q=120;w=60`. */
+/**
+ * Every policy the call was held to, as RateLimit-Policy lists them:
+ * `"burst";q=10;w=1, "default";q=120;w=60`; a bucket of bursts of 10 and
+ * 60 a minute is `"default";q=60;w=60;burst=10`.
+ */
 function policyList(decision: Decision): string {
   if (decision.policies.length <= 1) return policyStrings(decision).policyText;
   return decision.policies.map((p) => policyStrings(p).policyText).join(', ');
@@ -50,8 +59,9 @@ function policyList(decision: Decision): string {
  * The de-facto x-ratelimit-* trio and the IETF fields of
  * draft-ietf-httpapi-ratelimit-headers-10, all from one decision.
  * RateLimit-Policy lists every policy; RateLimit and x-ratelimit-* report
- * the most restrictive one (the decision's own fields), and Retry-After is
- * when the call passes all of them.
+ * the most restrictive one (the decision's own fields: for a bucket,
+ * x-ratelimit-limit is its burst, the most x-ratelimit-remaining can be),
+ * and Retry-After is when the call passes all of them.
  */
 export function setRateLimitHeaders(res: HeaderTarget, decision: Decision, nowMs: number): void {
   const strings = policyStrings(decision);

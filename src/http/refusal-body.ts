@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Decision } from '../limiter/decision';
+import { publishedLimit, publishedLimitWords } from './published-limit';
 import { secondsUntil } from './rate-limit-headers';
 
 /** HTTP status for a refusal: 503 when the backend is down and the policy is fail-closed, else 429. */
@@ -18,12 +19,14 @@ export function refusalBody(decision: Decision): Record<string, unknown> {
       retryAfterSeconds,
     };
   }
+  const published = publishedLimit(decision);
   return {
     error: 'rate_limited',
     reason: decision.reason,
-    message: `Rate limit of ${decision.limit} requests per ${Math.round(decision.windowMs / 1000)} s exceeded. Retry after ${retryAfterSeconds} s.`,
-    limit: decision.limit,
-    windowSeconds: Math.round(decision.windowMs / 1000),
+    message: `Rate limit of ${publishedLimitWords(published)} exceeded. Retry after ${retryAfterSeconds} s.`,
+    limit: published.perWindow,
+    windowSeconds: published.windowSeconds,
+    ...(published.burst === undefined ? {} : { burst: published.burst }),
     retryAfterSeconds,
     resetAt: new Date(decision.resetAtMs).toISOString(),
   };

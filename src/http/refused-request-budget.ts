@@ -3,6 +3,8 @@ import type { RateLimiter } from '../limiter/rate-limiter';
 import { tokenOf } from './request-locals';
 import { spentBudgetRefusal, writeBudgetRefusal } from './budget-refusal';
 import { decisionOf } from './request-locals';
+import { setRateLimitHeaders } from './rate-limit-headers';
+import type { Decision } from '../limiter/decision';
 
 /** What the body and protocol checks answer with when they refuse a request before the limiter. */
 const REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 406, 408, 413, 415]);
@@ -21,7 +23,9 @@ export interface RefusedRequestBudgetOptions {
  * holder could send them without end. This budget counts them per token on
  * this instance, and once it is spent refuses the token's next requests (429)
  * before their body is read, until the window passes. Mounted right after
- * auth; a request the limiter decided on is never counted here.
+ * auth; a request the limiter decided on is never counted here. A refusal it
+ * counts carries this budget's rate-limit headers (`"refused-requests"`),
+ * the only limit that answer is held to.
  */
 export function createRefusedRequestBudget(options: RefusedRequestBudgetOptions): RequestHandler {
   const { limiter } = options;
@@ -39,8 +43,13 @@ export function createRefusedRequestBudget(options: RefusedRequestBudgetOptions)
           writeBudgetRefusal(res, null, spentBudgetRefusal(budget, clock()), clock(), { reason: 'refused_requests', tooMany: 'malformed, oversized or unsupported requests with this token' });
           return;
         }
+        const isCountedRefusal = (): boolean => REFUSAL_STATUSES.has(res.statusCode) && decisionOf(res) === undefined;
+        beforeHeaders(res, () => {
+          // The budget that governs this answer, as it stands once this refusal is counted.
+          if (isCountedRefusal()) setRateLimitHeaders(res, countedOnce(budget), clock());
+        });
         res.once('finish', () => {
-          if (!REFUSAL_STATUSES.has(res.statusCode) || decisionOf(res) !== undefined) return;
+          if (!isCountedRefusal()) return;
           // Memory limiter: cannot fail on I/O; a thrown validation error has nowhere better to go.
           limiter.consume(token.id).catch(() => undefined);
         });
@@ -48,4 +57,28 @@ export function createRefusedRequestBudget(options: RefusedRequestBudgetOptions)
       })
       .catch(next);
   };
+}
+
+/** A budget read at cost 0, with this request's unit taken. */
+function countedOnce(budget: Decision): Decision {
+  const remaining = Math.max(0, budget.remaining - 1);
+  return { ...budget, remaining, policies: budget.policies.map((policy) => ({ ...policy, remaining: Math.max(0, policy.remaining - 1) })) };
+}
+
+/**
+ * Runs `fn` just before the status line and headers are written, whoever
+ * writes them (res.json, res.end, a stream): Node's implicit header goes
+ * through writeHead too. `fn` may still set headers.
+ */
+function beforeHeaders(res: Response, fn: () => void): void {
+  const writeHead = res.writeHead;
+  let ran = false;
+  res.writeHead = function patchedWriteHead(this: Response, ...args: Parameters<Response['writeHead']>) {
+    if (!ran) {
+      ran = true;
+      if (typeof args[0] === 'number') res.statusCode = args[0];
+      fn();
+    }
+    return writeHead.apply(this, args);
+  } as Response['writeHead'];
 }

@@ -132,6 +132,7 @@ function policyDecision(d: WindowDecision, policy: RateLimitPolicy, algorithm: A
     retryAfterMs: d.retryAfterMs,
     policyName: policy.name,
     windowMs: policy.windowMs,
+    perWindow: policy.limit,
     algorithm,
   };
 }

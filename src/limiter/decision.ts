@@ -28,6 +28,12 @@ export interface WindowDecision {
 export interface PolicyDecision extends WindowDecision {
   readonly policyName: string;
   readonly windowMs: number;
+  /**
+   * The units per `windowMs` the policy publishes. The same as `limit` for
+   * the windows; for the buckets their rate, while `limit` is their burst.
+   * The limiter always sets it; absent (a hand-built decision) means `limit`.
+   */
+  readonly perWindow?: number;
   readonly algorithm: AlgorithmName;
 }
 
@@ -69,6 +75,7 @@ export function decisionHeadedBy(
     retryAfterMs: top.retryAfterMs,
     policyName: top.policyName,
     windowMs: top.windowMs,
+    perWindow: top.perWindow ?? top.limit,
     algorithm: top.algorithm,
     shared,
     reason,

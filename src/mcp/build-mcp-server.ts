@@ -12,6 +12,12 @@ const INSTRUCTIONS =
   'firelimit enforces a per-token rate limit shared by every instance. Call rate_limit_status to see your limit, ' +
   'what is left and when it resets; on HTTP 429 wait Retry-After seconds before trying again.';
 
+/** What the server advertises serving its own tools and resource. */
+export const OWN_CAPABILITIES = { tools: { listChanged: false }, resources: { listChanged: false } } as const;
+
+/** What it advertises in front of an upstream: the upstream's prompts and log level too. */
+export const GATEWAY_CAPABILITIES = { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} } as const;
+
 export interface BuildOptions {
   /** For the shared 2026-era server: the revision it serves. Default: none (a 2025 server, or one for the SDK's entry). */
   readonly modernRevision?: string;
@@ -32,7 +38,7 @@ export function buildMcpServer(config: Config, tools: readonly ToolDefinition[],
   if (gateway !== undefined) {
     // In front of an upstream the lists are the upstream's too; they may change, but a stateless server has no stream to say so on.
     const server = new McpServer(SERVER_INFO, {
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} },
+      capabilities: structuredClone(GATEWAY_CAPABILITIES),
       instructions: `${INSTRUCTIONS} The other tools are served by an upstream MCP server behind firelimit; a call of one may answer status "reserved" with a time to call again.`,
       ...revisions,
     });
@@ -40,7 +46,7 @@ export function buildMcpServer(config: Config, tools: readonly ToolDefinition[],
     return server;
   }
   const server = new McpServer(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+    capabilities: structuredClone(OWN_CAPABILITIES),
     instructions: INSTRUCTIONS,
     ...revisions,
   });

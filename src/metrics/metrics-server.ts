@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 
@@ -7,16 +7,28 @@ export interface MetricsServerOptions {
   /** 0 picks a free port (tests). */
   readonly port: number;
   /**
-   * Interface to listen on. Default '0.0.0.0', so a scraper on the pod
-   * network or a sidecar can reach it; on Cloud Run only PORT is routed from
-   * outside, so this listener is never public there.
+   * Address to listen on (METRICS_HOST). Default '127.0.0.1': this host
+   * and, on Cloud Run, the sidecars beside the container (they share its
+   * loopback). Every interface only when asked ('0.0.0.0').
    */
   readonly host?: string;
+  /**
+   * Applied to the listener before it listens: the service passes the public
+   * port's HTTP timeouts, so a slow client cannot hold this one longer.
+   * Default: none (Node's own).
+   */
+  readonly configure?: (server: Server) => void;
+  /** How often Node checks the header and request deadlines (fixed at creation); default Node's 30 000 ms. Tests shorten it. */
+  readonly connectionsCheckingIntervalMs?: number;
 }
+
+export const METRICS_HOST_DEFAULT = '127.0.0.1';
 
 export interface MetricsServer {
   /** The port actually bound (differs from the option when it was 0). */
   readonly port: number;
+  /** The address actually bound. */
+  readonly address: string;
   close(): Promise<void>;
 }
 
@@ -25,21 +37,24 @@ export interface MetricsServer {
  * never serves it, so operational figures do not need auth or a route guard.
  */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
-  const server = createServer((req, res) => {
+  const serverOptions = options.connectionsCheckingIntervalMs === undefined ? {} : { connectionsCheckingInterval: options.connectionsCheckingIntervalMs };
+  const server = createServer(serverOptions, (req, res) => {
     void handle(options.registry, req, res);
   });
   // Scrapers keep connections alive; close() must not wait for them.
   server.keepAliveTimeout = 5_000;
+  options.configure?.(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => {
+    server.listen(options.port, options.host ?? METRICS_HOST_DEFAULT, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
+  const { port, address } = server.address() as AddressInfo;
   return {
     port,
+    address,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

@@ -10,6 +10,10 @@ import { RESPONSE_METHOD } from './call-target';
  */
 export const CHATTER_METHODS: readonly string[] = [
   'initialize',
+  // The 2026-07-28 handshake, priced as the 2025 one: a client pinned to that revision must not lose it to a spent budget.
+  'server/discover',
+  // Sent by clients at connect time (the SDK 2.x does when the server offers logging).
+  'logging/setLevel',
   'ping',
   'tools/list',
   'resources/list',
@@ -32,9 +36,15 @@ export function isChatter(target: CallTarget): boolean {
   return target.method === RESPONSE_METHOD || target.method.startsWith('notifications/') || CHATTER_METHODS.includes(target.method);
 }
 
-/** The built-in cost of a call nothing configured prices: 0 for chatter and the free tools, else 1. */
-export function defaultCostOf(target: CallTarget): number {
+/**
+ * The built-in cost of a call nothing configured prices: 0 for chatter, the
+ * free tools and a method this service does not serve (`servedMethods`
+ * given and without it: the answer is -32601, no work), else 1. A cost of 0
+ * still spends one of the free limit, so none of them is unbounded.
+ */
+export function defaultCostOf(target: CallTarget, servedMethods?: ReadonlySet<string>): number {
   if (isChatter(target)) return 0;
+  if (servedMethods !== undefined && !servedMethods.has(target.method)) return 0;
   if (target.tool !== undefined && FREE_TOOLS.includes(target.tool)) return 0;
   return 1;
 }

@@ -28,6 +28,12 @@ export interface ResolverConfig {
   readonly policies: PoliciesConfig;
   /** The tools served: only these names become a tier or free charge's tool label (metrics). Default: none. */
   readonly tools?: ReadonlySet<string>;
+  /**
+   * The JSON-RPC methods the MCP server answers (from its capabilities); a
+   * call of any other is answered -32601 and costs 0 by default. Default:
+   * unknown, every method priced as served.
+   */
+  readonly servedMethods?: ReadonlySet<string>;
 }
 
 /** The tool label of a charge that several tools' calls went into (a batch). */
@@ -110,7 +116,7 @@ export function resolveCharges(config: ResolverConfig, calls: readonly CallTarge
 
   const messages: MessagePrice[] = [];
   for (const target of calls) {
-    const price = priceOf(config.policies, target, caller);
+    const price = priceOf(config.policies, target, caller, config.servedMethods);
     messages.push(price);
     const known = target.tool !== undefined && config.tools?.has(target.tool) === true ? { tool: target.tool } : {};
     if (price.cost === 0) {
@@ -131,13 +137,13 @@ export function resolveCharges(config: ResolverConfig, calls: readonly CallTarge
   return { tokenId: token.id, charges: [...charges.values()], messages, tier, tierSource };
 }
 
-function priceOf(policies: PoliciesConfig, target: CallTarget, caller: Caller): MessagePrice {
+function priceOf(policies: PoliciesConfig, target: CallTarget, caller: Caller, servedMethods: ReadonlySet<string> | undefined): MessagePrice {
   for (const rule of policies.rules) {
     if (rule.cost !== undefined && ruleMatches(rule, target, caller)) return { target, cost: rule.cost, costSource: 'rule', rule: rule.name };
   }
   const configured = target.tool === undefined ? undefined : policies.costs.get(target.tool);
   if (configured !== undefined) return { target, cost: configured, costSource: 'costs' };
-  return { target, cost: defaultCostOf(target), costSource: 'fallback' };
+  return { target, cost: defaultCostOf(target, servedMethods), costSource: 'fallback' };
 }
 
 /** The rules' limits and the tool's override, one call each. */

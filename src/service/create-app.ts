@@ -5,6 +5,8 @@ import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { createMcpHandler } from '../mcp/mcp-handler';
+import { GATEWAY_CAPABILITIES, OWN_CAPABILITIES } from '../mcp/build-mcp-server';
+import { servedMethodsOf } from '../mcp/served-methods';
 import { tools as defaultTools } from '../mcp/tools';
 import type { Gateway } from '../gateway/gateway';
 import { tokenOf } from '../http/request-locals';
@@ -91,7 +93,7 @@ const UNREAD_BODY_LINGER: LingerLimits = { lingerMs: 250, maxDiscardBytes: 65_53
  * with a JSON-RPC error body, so that an unauthenticated caller costs us
  * headers only and nothing refused is charged:
  *
- * 1. Host/Origin (403)
+ * 1. Host/Origin (403), and an absolute-form target's authority
  * 2. Content-Length over MAX_BODY_BYTES (413, Connection: close), nothing read
  * 3. auth (401/403/429 per address): the token is a header, so no body is
  *    read, parsed or validated for a caller without a valid one; a refusal
@@ -100,7 +102,9 @@ const UNREAD_BODY_LINGER: LingerLimits = { lingerMs: 250, maxDiscardBytes: 65_53
  * 3b. the token's budget of refused requests (429, REFUSED_REQUESTS_PER_MINUTE):
  *    the refusals below are never charged to the published limit, so this
  *    is what stops a token holder from sending them without end
- * 4. Content-Type/Content-Encoding (415), bounded read (413, 408)
+ * 4. Content-Type/Content-Encoding (415), bounded read (413, 408); only here
+ *    does a client waiting on `Expect: 100-continue` get its `100 Continue`
+ *    (../http/expect-continue, on the listener of ./listen-dual-stack)
  * 5. structure scan: depth and batch size (400), before any parser runs
  * 6. JSON.parse (400 -32700), JSON-RPC shape (400 -32600)
  * 7. the MCP transport's own refusals made early (406/415/400), uncharged
@@ -132,6 +136,8 @@ export function createApp(deps: AppDependencies): express.Express {
     defaultTier: config.rateLimit.defaultTier,
     policies: config.rateLimit.calls,
     tools: new Set((deps.tools ?? defaultTools).map((tool) => tool.name)),
+    // A method the server does not answer (-32601) costs nothing (issue 17: an even handshake).
+    servedMethods: servedMethodsOf(deps.gateway === undefined ? OWN_CAPABILITIES : GATEWAY_CAPABILITIES),
   };
   const overrides = deps.overrides ?? (() => NO_OVERRIDES);
   const charge = createChargeMiddleware({

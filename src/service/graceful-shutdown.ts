@@ -29,7 +29,12 @@ export function createShutdown(options: GracefulShutdownOptions): (signal: strin
     // connections open, and could send more requests on them, until their
     // keep-alive timeout: answer what is in flight with Connection: close and
     // drop each connection as soon as it goes idle.
-    for (const server of options.servers) server.on('request', markConnectionClose);
+    // A server that handles Expect: 100-continue itself (./listen-dual-stack) gets those requests as
+    // 'checkContinue', not 'request'; one that does not must keep Node's own handling, so no listener there.
+    for (const server of options.servers) {
+      server.on('request', markConnectionClose);
+      if (server.listenerCount('checkContinue') > 0) server.on('checkContinue', markConnectionClose);
+    }
     const drained = Promise.all(options.servers.map((server) => closeServer(server)));
     const closeIdle = () => {
       for (const server of options.servers) server.closeIdleConnections();

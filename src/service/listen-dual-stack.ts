@@ -1,5 +1,6 @@
 import type { RequestListener, Server } from 'node:http';
 import { createServer } from 'node:http';
+import { deferringContinue } from '../http/expect-continue';
 
 /** Where the service listened, as Node reported it. */
 export interface Listening {
@@ -31,6 +32,8 @@ export async function listenDualStack(handler: RequestListener, port: number): P
 
 function listenOn(handler: RequestListener, port: number, host: '::' | '0.0.0.0'): Promise<Listening> {
   const server = createServer(handler);
+  // Expect: 100-continue is answered by our body reader, after the checks that need no body, not by Node at once.
+  server.on('checkContinue', deferringContinue(handler));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     // ipv6Only false is Node's default; said here because the dual stack is the point.

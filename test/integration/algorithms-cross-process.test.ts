@@ -411,7 +411,8 @@ test('token-bucket (RATE_LIMIT_ALGORITHM, RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURS
       expect(allowed).toHaveLength(size);
       expectCountdown(allowed, size);
     }
-    expectPolicyHeader(responses, `"default";q=${size};w=60`);
+    // A bucket publishes its rate as the quota and its burst beside it.
+    expectPolicyHeader(responses, `"default";q=${perMinute};w=60;burst=${size}`);
     // The tier's limits; rate_limit_status also lists the free-call limit beside them (scope "free").
     expect(allowed[0]?.body.result?.structuredContent?.policies.filter((p) => p.scope === 'tier')).toEqual([
       expect.objectContaining({ name: 'default', algorithm: 'token-bucket', limit: perMinute, windowSeconds: 60, burst: size }),
@@ -433,7 +434,7 @@ test('leaky-bucket (GCRA): exactly the burst tolerance at once, then one per emi
       expect(allowed).toHaveLength(size);
       expectCountdownAtMost(allowed, size);
     }
-    expectPolicyHeader(responses, `"leaky";q=${size};w=${windowMs / 1000}`);
+    expectPolicyHeader(responses, `"leaky";q=${limit};w=${windowMs / 1000};burst=${size}`);
     // TAT is burst × T past the first allowed decision; the next unit fits (burst − 1) × T before it.
     if (allowed.length === size) expectBucketRetryAfter(allowed, refused, responses, intervalMs);
     await honourRetryAfter(c, 'leaky', refused);
@@ -445,7 +446,7 @@ test.concurrent('two limits in one tier (token-bucket burst 3 + fixed-window 5 p
   onEachBackend(async (c) => {
     const bucketName = `combo-${COMBO_BUCKET.windowMs / 1000}s`;
     const windowName = `combo-${COMBO_WINDOW.windowMs / 1000}s`;
-    const policies = `"${bucketName}";q=${COMBO_BUCKET.burst};w=${COMBO_BUCKET.windowMs / 1000}, "${windowName}";q=${COMBO_WINDOW.limit};w=${COMBO_WINDOW.windowMs / 1000}`;
+    const policies = `"${bucketName}";q=${COMBO_BUCKET.limit};w=${COMBO_BUCKET.windowMs / 1000};burst=${COMBO_BUCKET.burst}, "${windowName}";q=${COMBO_WINDOW.limit};w=${COMBO_WINDOW.windowMs / 1000}`;
     const refillMs = COMBO_BUCKET.windowMs / COMBO_BUCKET.limit;
     // Room for: the burst, two refills, the bucket filling up again, and a refusal well before the window ends.
     const start = await roomInWindow(COMBO_WINDOW.windowMs, 11_000);
@@ -461,7 +462,7 @@ test.concurrent('two limits in one tier (token-bucket burst 3 + fixed-window 5 p
     for (const r of refused) {
       // The bucket binds: its figures in x-ratelimit-* and data, its refill in Retry-After.
       expect(r.headers['x-ratelimit-limit']).toBe(String(COMBO_BUCKET.burst));
-      expect(r.body.error?.data).toMatchObject({ limit: COMBO_BUCKET.burst, windowSeconds: COMBO_BUCKET.windowMs / 1000 });
+      expect(r.body.error?.data).toMatchObject({ limit: COMBO_BUCKET.limit, burst: COMBO_BUCKET.burst, windowSeconds: COMBO_BUCKET.windowMs / 1000 });
     }
     if (allowed.length === COMBO_BUCKET.burst) expectBucketRetryAfter(allowed, refused, first, refillMs);
 

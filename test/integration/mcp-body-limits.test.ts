@@ -75,7 +75,8 @@ describe('bodies refused before the parser, charged nothing', () => {
       message: 'Invalid Request: Batch must not exceed 100 messages',
       data: { reason: 'batch_too_large', maxBatchMessages: 100 },
     });
-    expect(res.headers['x-ratelimit-remaining']).toBeUndefined();
+    // Its headers are the refused-request budget's, not the published limit's.
+    expect(res.headers['ratelimit-policy']).toMatch(/^"refused-requests";/);
     expect(await remainingAfter(app)).toBe(119);
   });
 
@@ -113,7 +114,7 @@ describe('MCP transport refusals are made before the limiter, with the SDK codes
       .send(JSON.stringify(call(3)));
     expect(res.status).toBe(406);
     expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 3, error: { code: -32000 } });
-    expect(res.headers['x-ratelimit-remaining']).toBeUndefined();
+    expect(res.headers['ratelimit-policy']).toMatch(/^"refused-requests";/);
     expect(await remainingAfter(app)).toBe(119);
   });
 

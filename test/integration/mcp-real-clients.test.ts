@@ -62,12 +62,15 @@ interface Era {
   readonly version: string;
   /** What "no such resource" is in this era: -32602 since 2026-07-28 (SEP-2164), -32002 in the 2025 specs. */
   readonly resourceNotFound: number;
+  /** A rate-limit refusal's JSON-RPC code in this era. */
+  readonly rateLimited: number;
 }
 
 const ERAS: readonly Era[] = [
-  { label: 'SDK 2.x pinned to 2026-07-28', mode: { pin: '2026-07-28' }, version: '2026-07-28', resourceNotFound: -32602 },
-  { label: 'SDK 2.x negotiating (auto)', mode: 'auto', version: '2026-07-28', resourceNotFound: -32602 },
-  { label: 'SDK 2.x, 2025 handshake (its default)', mode: 'legacy', version: '2025-11-25', resourceNotFound: -32002 },
+  // rateLimited: the era's refusal code (ADR 0023): 2026-07-28 reserves -32020..-32099 for the spec.
+  { label: 'SDK 2.x pinned to 2026-07-28', mode: { pin: '2026-07-28' }, version: '2026-07-28', resourceNotFound: -32602, rateLimited: 429 },
+  { label: 'SDK 2.x negotiating (auto)', mode: 'auto', version: '2026-07-28', resourceNotFound: -32602, rateLimited: 429 },
+  { label: 'SDK 2.x, 2025 handshake (its default)', mode: 'legacy', version: '2025-11-25', resourceNotFound: -32002, rateLimited: -32029 },
 ];
 
 async function connectV2(url: URL, era: Era, seen: Seen): Promise<Client> {
@@ -160,7 +163,7 @@ describe('a refusal, as each client hands it to the caller', () => {
       const error = failure as SdkHttpError;
       expect(error.status).toBe(429);
       const body = JSON.parse(String(error.data.text)) as { error: { code: number; data: { retryAfterSeconds: number; limit: number } } };
-      expect(body.error.code).toBe(-32029);
+      expect(body.error.code).toBe(era.rateLimited);
       expect(body.error.data).toMatchObject({ error: 'rate_limited', limit: 3, windowSeconds: 60 });
       expect(error.message).toContain('"retryAfterSeconds"');
       // The client does not expose headers; a fetch wrapper (as here) is how a caller reads Retry-After.

@@ -81,7 +81,8 @@ describe('Vercel AI SDK (@ai-sdk/mcp)', () => {
     const refusal = report.refusal;
     expect(refusal?.constructorName).toBe(AI_SDK_OBSERVED.errorClass);
     const fields = refusal?.fields ?? {};
-    expect(fields.code).toBe(-32029);
+    // It connects in 2026-07-28, whose refusal code is 429 (ADR 0023).
+    expect(fields.code).toBe(429);
     expect(fields.data).toMatchObject({ error: 'rate_limited', limit: 3, windowSeconds: 60, retryAfterSeconds: expect.any(Number), resetAt: expect.any(String) });
     expect(fields.message).toMatch(/^Rate limit of 3 requests per 60 s exceeded\. Retry after \d+ s\.$/);
     // What the error does not carry: the HTTP status (its statusCode stays unset) and any header.

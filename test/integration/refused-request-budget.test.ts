@@ -1,3 +1,4 @@
+import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,3 +57,48 @@ test('requests the limiter decided on are not counted as refused, even a 429', a
   expect(afterLimit.status).toBe(429);
   expect(afterLimit.body.error.data.reason).not.toBe('refused_requests');
 });
+
+describe('2026-07-28 requests the protocol ladder refuses', () => {
+  const envelope = { [PROTOCOL_VERSION_META_KEY]: '2026-07-28', [CLIENT_INFO_META_KEY]: { name: 't', version: '1' }, [CLIENT_CAPABILITIES_META_KEY]: {} };
+  const modernCall = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'whoami', arguments: {}, _meta: envelope } };
+  const unknownRevision = { ...modernCall, params: { ...modernCall.params, _meta: { ...envelope, [PROTOCOL_VERSION_META_KEY]: '2027-01-01' } } };
+  const headers = { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'whoami' };
+  const without = (name: string) => Object.fromEntries(Object.entries(headers).filter(([key]) => key !== name));
+
+  function postModern(secret: string, fields: Record<string, string>, body: unknown) {
+    return post(secret, JSON.stringify(body)).set(fields);
+  }
+
+  test('are answered 400 with the SDK code and never charged to the published limit', async () => {
+    service = await rebuilt({ REFUSED_REQUESTS_PER_MINUTE: '20' });
+    const { secret, token } = await tokens.create({ name: 'modern' });
+    const refused = [
+      await postModern(secret, { ...headers, 'Mcp-Name': 'rate_limit_status' }, modernCall),
+      await postModern(secret, without('Mcp-Name'), modernCall),
+      await postModern(secret, without('Mcp-Method'), modernCall),
+      await postModern(secret, without('MCP-Protocol-Version'), modernCall),
+      await postModern(secret, { ...headers, 'MCP-Protocol-Version': '2027-01-01' }, unknownRevision),
+    ];
+    expect(refused.map((r) => [r.status, r.body.error.code])).toEqual([[400, -32020], [400, -32020], [400, -32020], [400, -32020], [400, -32022]]);
+    expect((await service.limiter.consume(token.id, { cost: 0 })).remaining).toBe(50);
+    // The same call with its headers right is served and charged once.
+    const served = await postModern(secret, headers, modernCall);
+    expect(served.status).toBe(200);
+    expect(served.headers['x-ratelimit-remaining']).toBe('49');
+  });
+
+  test('count against the refused-request budget instead', async () => {
+    const { secret } = await tokens.create({ name: 'modern-sloppy' });
+    for (let i = 0; i < 3; i++) expect((await postModern(secret, without('Mcp-Name'), modernCall)).status).toBe(400);
+    const cutOff = await postModern(secret, headers, modernCall);
+    expect(cutOff.status).toBe(429);
+    expect(cutOff.body.error.data.reason).toBe('refused_requests');
+  });
+});
+
+async function rebuilt(env: Record<string, string>): Promise<Service> {
+  await service.release();
+  const next = await buildService(loadConfig({ TOKENS_FILE: path.join(dir, 'tokens.json'), RATE_LIMIT_PER_MINUTE: '50', ...env }), { logger: silentLogger, clock: () => FROZEN_MS });
+  tokens = new TokenService({ store: next.tokenStore, tiers: ['default'] });
+  return next;
+}

@@ -179,14 +179,14 @@ describe('setExpiresAtMs', () => {
 });
 
 describe('policyDecisions', () => {
-  test('each decision named by its policy, with its window and algorithm', () => {
+  test('each decision named by its policy, with its window, its published units per window and algorithm', () => {
     const decisions = [
       { allowed: true, limit: 3, remaining: 2, resetAtMs: 1000, retryAfterMs: 0 },
       { allowed: false, limit: 5, remaining: 0, resetAtMs: 60_000, retryAfterMs: 12_000 },
     ];
     expect(policyDecisions(decisions, tier)).toEqual([
-      { ...decisions[0], policyName: 'second', windowMs: 1000, algorithm: 'fixed-window' },
-      { ...decisions[1], policyName: 'minute', windowMs: 60_000, algorithm: 'token-bucket' },
+      { ...decisions[0], policyName: 'second', windowMs: 1000, perWindow: second.limit, algorithm: 'fixed-window' },
+      { ...decisions[1], policyName: 'minute', windowMs: 60_000, perWindow: minute.limit, algorithm: 'token-bucket' },
     ]);
   });
 });

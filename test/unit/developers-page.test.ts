@@ -92,6 +92,16 @@ describe('renderDevelopersPage', () => {
     expect(page).toContain('jitter');
   });
 
+  it('publishes a bucket as its rate per window with its burst beside it, in the headers, the 429 example and the client sentence', () => {
+    const bucket = loadConfig({ RATE_LIMIT_PER_MINUTE: '2', RATE_LIMIT_ALGORITHM: 'token-bucket', RATE_LIMIT_BURST: '1' });
+    const page = renderDevelopersPage(bucket, { baseUrl: BASE_URL });
+    expect(page).toContain('&quot;default&quot;;q=2;w=60;burst=1');
+    expect(page).not.toContain('q=1;w=60');
+    expect(page).toContain('Rate limit of bursts of 1, then 2 per 60 s exceeded. Retry after <var>N</var> s.');
+    expect(page).toContain('&quot;burst&quot;: 1');
+    expect(page).not.toContain('Rate limit of 1 requests per 60 s');
+  });
+
   it('says how a refusal reaches the caller in each common MCP client, with the figures of this configuration', () => {
     const page = renderDevelopersPage(memory77, { baseUrl: BASE_URL });
     expect(page).toContain('<h2 id="clients">Reading a refusal in your client</h2>');

@@ -5,6 +5,7 @@ import {
   arrivedOnLoopback,
   checkHost,
   checkOrigin,
+  checkRequestTarget,
   createHostValidation,
   hostHeaderValues,
   hostRuleFor,
@@ -89,6 +90,27 @@ describe('checkOrigin', () => {
   });
 });
 
+describe('checkRequestTarget', () => {
+  test.each([
+    ['an origin-form target (no authority)', '/mcp', { ok: true }],
+    ['an origin-form target with a query', '/mcp?x=http://evil.example', { ok: true }],
+    ['an absolute-form target naming an allowed host', 'http://mcp.example.com/mcp', { ok: true }],
+    ['an allowed host with its listed port', 'http://localhost:8080/mcp', { ok: true }],
+    ['an allowed host in capitals', 'HTTPS://MCP.EXAMPLE.COM/mcp', { ok: true }],
+    ['another host', 'http://evil.example/mcp', { ok: false, errorCode: 'host_not_allowed' }],
+    ['an allowed name on a port not listed', 'http://localhost:9999/mcp', { ok: false, errorCode: 'host_not_allowed' }],
+    ['credentials before an allowed host', 'http://user:pw@mcp.example.com/mcp', { ok: false, errorCode: 'invalid_host' }],
+    ['a scheme that is not http(s)', 'ftp://mcp.example.com/mcp', { ok: false, errorCode: 'invalid_host' }],
+    ['a target that does not parse as a URL', 'http://[bad/mcp', { ok: false, errorCode: 'invalid_host' }],
+  ])('%s: %s', (_label, target, expected) => {
+    expect(checkRequestTarget(target, listed)).toMatchObject(expected);
+  });
+
+  test('unconfigured hosts refuse an absolute-form target with the fix, like Host', () => {
+    expect(checkRequestTarget('http://my-svc.example/mcp', hostRuleFor(unset, false))).toMatchObject({ ok: false, errorCode: 'hosts_not_configured' });
+  });
+});
+
 describe('hostHeaderValues', () => {
   test('collects every Host from raw headers, whatever its case, and nothing else', () => {
     expect(hostHeaderValues(['Host', 'a.example', 'X-Host', 'x', 'content-length', '0', 'HOST', 'b.example'])).toEqual(['a.example', 'b.example']);
@@ -123,7 +145,7 @@ async function startApp(options: HostValidationOptions): Promise<{ port: number;
 }
 
 /** Raw HTTP, since HTTP clients (supertest included) refuse to send a header twice. */
-async function rawPost(port: number, headerLines: readonly string[]): Promise<{ status: number; body: unknown }> {
+async function rawPost(port: number, headerLines: readonly string[], target = '/mcp'): Promise<{ status: number; body: unknown }> {
   const response = await new Promise<string>((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     let data = '';
@@ -131,7 +153,7 @@ async function rawPost(port: number, headerLines: readonly string[]): Promise<{ 
     socket.on('data', (chunk: string) => (data += chunk));
     socket.on('end', () => resolve(data));
     socket.on('error', reject);
-    socket.write(['POST /mcp HTTP/1.1', ...headerLines, 'Content-Length: 0', 'Connection: close', '', ''].join('\r\n'));
+    socket.write([`POST ${target} HTTP/1.1`, ...headerLines, 'Content-Length: 0', 'Connection: close', '', ''].join('\r\n'));
   });
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1]);
   const body = response.slice(response.indexOf('\r\n\r\n') + 4);
@@ -153,6 +175,16 @@ describe('createHostValidation on a real server', () => {
     const res = await rawPost(app.port, ['Host: mcp.example.com', 'Host: evil.example']);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'More than one Host header', data: { reason: 'duplicate_host' } } });
+  });
+
+  test('an absolute-form target naming a foreign host gets 403, though its Host is allowed', async () => {
+    const res = await rawPost(app.port, ['Host: mcp.example.com'], 'http://evil.example/mcp');
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ error: { code: -32000, data: { reason: 'host_not_allowed' } } });
+  });
+
+  test('an absolute-form target naming the allowed host passes', async () => {
+    expect((await rawPost(app.port, ['Host: mcp.example.com'], 'http://mcp.example.com/mcp')).status).toBe(200);
   });
 
   test('a foreign Host gets 403 with its reason', async () => {
