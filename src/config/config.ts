@@ -10,6 +10,7 @@ import { ConfigError, type ConfigProblem } from './config-error';
 import { knobs, type KnobValues } from './knobs';
 import type { PoliciesConfig } from '../policies/resolve-charges';
 import { upstreamOf, type UpstreamConfig } from './upstream-config';
+import { authConfigOf, type AuthConfig } from './auth-issuers';
 
 export type { UpstreamConfig, UpstreamQuotaConfig } from './upstream-config';
 export { anyUpstreamQuota, upstreamIntervalMs } from './upstream-config';
@@ -104,6 +105,8 @@ export interface Config {
   readonly log: {
     readonly format: 'json' | 'pretty';
   };
+  /** Issuers whose tokens are accepted beside flk_ tokens (AUTH_ISSUERS_FILE, FIREBASE_AUTH_PROJECT_ID). */
+  readonly auth: AuthConfig;
   /** UPSTREAM_MCP_URL set: firelimit fronts that MCP server (docs/adr/0034-gateway-forwarding.md). Undefined: it serves only its own tools. */
   readonly upstream: UpstreamConfig | undefined;
 }
@@ -211,6 +214,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       fix: 'raise HTTP_REQUEST_TIMEOUT_MS to at least HTTP_HEADERS_TIMEOUT_MS, or lower HTTP_HEADERS_TIMEOUT_MS',
     });
   }
+  let issuersFileText: string | undefined;
+  if (v.AUTH_ISSUERS_FILE !== undefined) {
+    try {
+      issuersFileText = (options.readFile ?? defaultReadFile)(path.resolve(cwd, v.AUTH_ISSUERS_FILE));
+    } catch {
+      problems.push({ knob: 'AUTH_ISSUERS_FILE', problem: 'the file cannot be read', fix: 'point AUTH_ISSUERS_FILE at a readable JSON file of issuers, or unset it' });
+    }
+  }
+  const auth = authConfigOf({ issuersFileText, firebaseProjectId: v.FIREBASE_AUTH_PROJECT_ID, tierNames: tiers.map((tier) => tier.name) }, problems);
   const upstream = upstreamOf(v, cwd, options.readFile ?? defaultReadFile, file.upstreamTools, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -261,6 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
     },
     metrics: { port: v.METRICS_PORT },
     log: { format: v.LOG_FORMAT ?? (options.stdoutIsTty ? 'pretty' : 'json') },
+    auth,
     upstream,
   };
 }

@@ -37,6 +37,18 @@ export interface AuthMiddlewareOptions {
   readonly metrics?: { authFailure(reason: AuthRefusalReason): void };
   /** Injected time for the headers' relative seconds; default Date.now. */
   readonly clock?: () => number;
+  /**
+   * Whether a credential is worth verifying (a `flk_` secret, or a JWT when
+   * issuers are configured); anything else is a malformed token, refused
+   * unverified. Default: `flk_` secrets only.
+   */
+  readonly isWellFormed?: (credential: string) => boolean;
+  /**
+   * Issuers configured: the URL of this resource's RFC 9728 metadata, named
+   * in every 401 as `resource_metadata`, and what a 401 without a token says.
+   * Default none: a static-token deployment (ADR 0025).
+   */
+  readonly signIn?: { readonly resourceMetadataUrl: (req: Request) => string | undefined; readonly missingTokenMessage: string };
 }
 
 
@@ -88,6 +100,11 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
   const failures = options.authFailureLimiter;
   const unauthenticated = options.unauthenticatedLimiter;
   const count = (reason: AuthRefusalReason): void => options.metrics?.authFailure(reason);
+  const isWellFormed = options.isWellFormed ?? isWellFormedSecret;
+  const unauthorized = (res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthFailureReason): void => {
+    const metadataUrl = options.signIn?.resourceMetadataUrl(res.req);
+    writeUnauthorized(res, id, reason, metadataUrl === undefined ? '' : `, resource_metadata="${metadataUrl}"`, options.signIn?.missingTokenMessage);
+  };
   // One line when the token store starts failing and one when it answers again, not one per request.
   let storeFailingSince: number | undefined;
 
@@ -97,7 +114,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
     const id = requestIdOf(req.body);
     try {
       const credential = bearerCredential(req.headers.authorization);
-      const wellFormed = typeof credential === 'string' && isWellFormedSecret(credential);
+      const wellFormed = typeof credential === 'string' && isWellFormed(credential);
       const cached = wellFormed ? verifier.peek(credential) : undefined;
 
       if (cached?.kind === 'valid') {
@@ -223,12 +240,12 @@ function isSpent(decision: Decision): boolean {
   return decision.remaining === 0 && decision.reason !== 'backend_unavailable';
 }
 
-function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthFailureReason): void {
-  // RFC 6750 §3.1: no error code when the request carried no credentials.
-  res.setHeader('WWW-Authenticate', reason === 'missing_token' ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`);
+function writeUnauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthFailureReason, metadata: string, missingTokenMessage: string | undefined): void {
+  // RFC 6750 §3.1: no error code when the request carried no credentials. RFC 9728 §5.1: where OAuth clients find our authorization servers.
+  res.setHeader('WWW-Authenticate', reason === 'missing_token' ? `Bearer realm="${AUTH_REALM}"${metadata}` : `Bearer realm="${AUTH_REALM}", error="invalid_token"${metadata}`);
   const message =
     reason === 'missing_token'
-      ? 'Authentication required: send Authorization: Bearer flk_... with a token from the operator of this service (see /developers); there is no OAuth sign-in.'
+      ? (missingTokenMessage ?? 'Authentication required: send Authorization: Bearer flk_... with a token from the operator of this service (see /developers); there is no OAuth sign-in.')
       : 'The bearer token is malformed, unknown or revoked.';
   sendJsonRpcError(res, 401, jsonRpcError(id, JsonRpcCode.Unauthorized, message, { reason }));
 }

@@ -21,6 +21,7 @@ import { JsonRpcCode, jsonRpcError, requestIdOf } from '../http/json-rpc-error';
 import { createRefusedRequestBudget } from '../http/refused-request-budget';
 import { createTierResolver } from '../http/tier-policy';
 import { createOAuthNotOffered, OAUTH_METADATA_PATHS, REGISTRATION_PATH } from '../http/oauth-not-offered';
+import { createProtectedResourceMetadataHandler, PROTECTED_RESOURCE_WELL_KNOWN, servesProtectedResourceMetadata } from '../http/protected-resource-metadata';
 import { callTargetsOf } from '../policies/call-target';
 import type { ChargeEvents } from '../policies/charge-events';
 import { NO_OVERRIDES, type OverrideIndex } from '../policies/limit-override';
@@ -164,6 +165,11 @@ export function createApp(deps: AppDependencies): express.Express {
       .json(jsonRpcError(null, -32000, `Method ${req.method} not allowed on ${MCP_PATH}: this server is stateless, send JSON-RPC with POST`));
   });
 
+  // With OAuth issuers configured, real RFC 9728 metadata naming them (ADR 0054); the other OAuth paths still answer as ADR 0025 says.
+  if (servesProtectedResourceMetadata(config.auth)) {
+    const metadata = createProtectedResourceMetadataHandler({ auth: config.auth, fallbackPort: config.port, mcpPath: MCP_PATH });
+    app.get([PROTECTED_RESOURCE_WELL_KNOWN, `${PROTECTED_RESOURCE_WELL_KNOWN}${MCP_PATH}`], metadata);
+  }
   // OAuth discovery after our 401: an answer that says how to authenticate instead (ADR 0025), not the generic 404.
   const oauth = createOAuthNotOffered({ fallbackPort: config.port });
   app.all(OAUTH_METADATA_PATHS as RegExp[], createUnreadBodyGuard(UNREAD_BODY_LINGER), oauth.metadata);
