@@ -33,7 +33,7 @@ const matchSchema = z
     method: z.string().regex(/^[A-Za-z0-9_/*-]{1,128}$/, { error: 'expected a JSON-RPC method such as "tools/call" or "notifications/*"' }).optional(),
     tool: toolName.optional(),
     tier: z.string().regex(NAME, { error: 'expected a tier name' }).optional(),
-    token: z.string().regex(/^tok_[A-Za-z0-9]{1,64}$/, { error: 'expected a token id (tok_...), never a secret' }).optional(),
+    token: z.string().regex(/^(?:tok|sub)_[A-Za-z0-9]{1,64}$/, { error: 'expected a token id (tok_...) or a signed-in caller id (sub_...), never a secret' }).optional(),
   })
   .strict();
 

@@ -8,6 +8,7 @@ import request from 'supertest';
 import { loadConfig } from '../../src/config/config';
 import { buildService, type Service } from '../../src/service/build-service';
 import { subjectCallerId } from '../../src/tokens/subject-id';
+import { runLimitsCli } from '../../src/cli/limits-cli';
 import { createCapturingLogger } from '../support/capturing-logger';
 import { startJwksServer, type JwksServer } from '../support/jwks-server';
 
@@ -29,6 +30,7 @@ let service: Service;
 let server: Server;
 let baseUrl: string;
 let nowMs = START_MS;
+let cliEnv: NodeJS.ProcessEnv;
 const logger = createCapturingLogger();
 
 function claims(uid: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -55,7 +57,9 @@ beforeAll(async () => {
     AUTH_FAILURES_PER_MINUTE: '5',
     UNAUTHENTICATED_PER_MINUTE: '100000',
     TRUST_PROXY_HOPS: '1',
+    LIMIT_OVERRIDES_POLL_MS: '100',
   });
+  cliEnv = { TOKENS_FILE: path.join(dir, 'tokens.json'), AUTH_ISSUERS_FILE: issuersFile, RATE_LIMIT_TIERS: 'subscriber=5' };
   service = await buildService(config, { logger, clock: () => nowMs });
   server = service.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
@@ -89,6 +93,21 @@ describe('Firebase ID tokens with the preset', () => {
     expect((await post(carol)).status).toBe(200);
     const limited = await post(first);
     expect(limited.headers['x-ratelimit-limit']).toBe('3');
+  });
+
+  it('npm run limits -- set --issuer ISS --subject UID overrides one signed-in user\'s limit, on the running service', async () => {
+    nowMs += 60_000;
+    let stdout = '';
+    const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: () => true } };
+    const code = await runLimitsCli(['set', '--issuer', ISSUER, '--subject', 'grace-uid', '--per-minute', '1', '--json'], cliEnv, io, { cwd: dir, clock: () => nowMs });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).target).toEqual({ tokenId: subjectCallerId(ISSUER, 'grace-uid') });
+    const token = await jwks.sign('key-1', claims('grace-uid'));
+    // The watcher polls every 100 ms: wait for the override to be in force, then it holds grace to 1 a minute.
+    for (let i = 0; i < 100 && service.overrides.current().size === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect([(await post(token)).status, (await post(token)).status]).toEqual([200, 429]);
+    const other = await jwks.sign('key-1', claims('heidi-uid'));
+    expect([(await post(other)).status, (await post(other)).status]).toEqual([200, 200]);
   });
 
   it.each([

@@ -116,7 +116,7 @@ describe('LIMITS_FILE rules', () => {
     ['a tool with another method', { rules: [{ name: 'a', match: { tool: 'whoami', method: 'resources/read' }, cost: 2 }] }, /^LIMITS_FILE: rules\[0\]: match\.tool names a tool but match\.method is resources\/read/],
     ['a negative cost', { rules: [{ name: 'a', cost: -1 }] }, /^LIMITS_FILE: rules\[0\]\.cost: expected 0 or more/],
     ['an unknown match field', { rules: [{ name: 'a', match: { tol: 'x' }, cost: 1 }] }, /^LIMITS_FILE: rules\[0\]\.match: unknown field "tol"/],
-    ['a secret instead of a token id', { rules: [{ name: 'a', match: { token: 'flk_secret' }, cost: 1 }] }, /^LIMITS_FILE: rules\[0\]\.match\.token: expected a token id \(tok_\.\.\.\), never a secret/],
+    ['a secret instead of a token id', { rules: [{ name: 'a', match: { token: 'flk_secret' }, cost: 1 }] }, /^LIMITS_FILE: rules\[0\]\.match\.token: expected a token id \(tok_\.\.\.\) or a signed-in caller id \(sub_\.\.\.\), never a secret/],
     ['an unknown tier', { rules: [{ name: 'a', match: { tier: 'gold' }, cost: 1 }] }, /^LIMITS_FILE: rules\[0\]\.match\.tier: no tier is named "gold" \(tiers: default\)/],
     ['an unknown algorithm in a rule limit', { rules: [{ name: 'a', limits: [{ limit: 1, window: '1m', algorithm: 'gcra' }] }] }, /^LIMITS_FILE: rules\[0\]\.limits\[0\]\.algorithm: expected one of/],
     ['two rule limits in one slot', { rules: [{ name: 'a', limits: [{ limit: 1, window: '1m' }, { limit: 2, window: '1m' }] }] }, /^LIMITS_FILE: rules\[0\]: policies "a-1m" and "a-1m" are both|^LIMITS_FILE: rules\[0\]: two policies in one set are both named "a-1m"/],
