@@ -102,7 +102,8 @@ const firebaseIssuerSchema = z
 const issuersFileSchema = z
   .object({
     resource: httpsUrl('the resource URL of /mcp').optional(),
-    issuers: z.array(z.union([firebaseIssuerSchema, oauthIssuerSchema]), { error: 'expected a list of issuers' }).min(1).max(16),
+    // Each entry is checked by its own schema below, so a problem names the entry's own field (a union would say only "Invalid input").
+    issuers: z.array(z.unknown(), { error: 'expected a list of issuers' }).min(1, { error: 'expected at least one issuer' }).max(16, { error: 'expected at most 16 issuers' }),
   })
   .strict();
 
@@ -154,7 +155,16 @@ export function authConfigOf(sources: AuthSources, problems: ConfigProblem[]): A
       return { issuers: [], resource: undefined };
     }
     resource = parsed.data.resource;
-    parsed.data.issuers.forEach((entry, i) => {
+    parsed.data.issuers.forEach((raw, i) => {
+      const isPreset = raw !== null && typeof raw === 'object' && 'preset' in raw;
+      const checked = (isPreset ? firebaseIssuerSchema : oauthIssuerSchema).safeParse(raw);
+      if (!checked.success) {
+        for (const issue of checked.error.issues.slice(0, 5)) {
+          problems.push({ knob: 'AUTH_ISSUERS_FILE', problem: `${['issuers', i, ...issue.path].join('.')}: ${issue.message}`, fix: FILE_FIX });
+        }
+        return;
+      }
+      const entry = checked.data;
       if ('preset' in entry) {
         issuers.push(firebaseIssuer(entry.projectId, entry));
         return;

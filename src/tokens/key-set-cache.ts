@@ -60,7 +60,9 @@ export class KeySetCache {
 
   /** A jose key getter (JWTVerifyGetKey) for this issuer. */
   readonly getKey = async (header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<Awaited<ReturnType<LocalKeySet>>> => {
-    if (mayFetchKeys(this.state, this.clock(), 'use', this.options)) await this.refresh();
+    // A fetch in flight is waited for, not skipped because its start put us in the cooldown.
+    if (this.pending !== undefined) await this.pending.catch(() => undefined);
+    else if (mayFetchKeys(this.state, this.clock(), 'use', this.options)) await this.refresh().catch(() => undefined);
     const local = this.local;
     if (local === undefined) throw new KeySetUnavailableError(this.options.issuer);
     try {
