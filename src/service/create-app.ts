@@ -20,6 +20,7 @@ import { createMcpProtocolCheck } from '../http/mcp-protocol-check';
 import { JsonRpcCode, jsonRpcError, requestIdOf } from '../http/json-rpc-error';
 import { createRefusedRequestBudget } from '../http/refused-request-budget';
 import { createTierResolver } from '../http/tier-policy';
+import { addressLimitKeyPart, clientAddress } from '../http/client-address';
 import { createOAuthNotOffered, OAUTH_METADATA_PATHS, REGISTRATION_PATH } from '../http/oauth-not-offered';
 import { createProtectedResourceMetadataHandler, PROTECTED_RESOURCE_WELL_KNOWN, servesProtectedResourceMetadata } from '../http/protected-resource-metadata';
 import { callTargetsOf } from '../policies/call-target';
@@ -135,10 +136,13 @@ export function createApp(deps: AppDependencies): express.Express {
     tools: new Set((deps.tools ?? defaultTools).map((tool) => tool.name)),
   };
   const overrides = deps.overrides ?? (() => NO_OVERRIDES);
+  // Per-address rules (ADR 0055) key on the address exactly as the sign-in budget does: trusted hops only, IPv6 per /64.
+  const addressOf = (req: Request): string =>
+    addressLimitKeyPart(clientAddress({ forwardedFor: req.headers['x-forwarded-for'], socketAddress: req.socket.remoteAddress }, config.http.trustProxyHops));
   const charge = createChargeMiddleware({
     limiter,
     // What the request costs and which limits hold it (tier or override, rules, free calls): ADR 0027.
-    plan: (req, res) => resolveCharges(resolver, callTargetsOf(req.body), tokenOrThrow(res), overrides(), clock()),
+    plan: (req, res) => resolveCharges(resolver, callTargetsOf(req.body), { ...tokenOrThrow(res), address: addressOf(req) }, overrides(), clock()),
     logger,
     events: deps.chargeEvents,
     refuse: writeMcpRefusal,
@@ -155,7 +159,7 @@ export function createApp(deps: AppDependencies): express.Express {
     createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes, ...bodyTimeouts, maxDepth: MAX_JSON_DEPTH, maxBatchMessages }),
     createMcpProtocolCheck(),
     charge,
-    createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools, gateway: deps.gateway, budgetsOf: createBudgetReader({ limiter, resolver, overrides, clock }) }),
+    createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools, gateway: deps.gateway, budgetsOf: createBudgetReader({ limiter, resolver, overrides, clock, addressOf: (res) => addressOf(res.req) }) }),
   );
   // Stateless server: no SSE stream to GET, no session to DELETE.
   app.all(MCP_PATH, (req, res) => {

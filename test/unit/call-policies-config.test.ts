@@ -116,6 +116,8 @@ describe('LIMITS_FILE rules', () => {
     ['a tool with another method', { rules: [{ name: 'a', match: { tool: 'whoami', method: 'resources/read' }, cost: 2 }] }, /^LIMITS_FILE: rules\[0\]: match\.tool names a tool but match\.method is resources\/read/],
     ['a negative cost', { rules: [{ name: 'a', cost: -1 }] }, /^LIMITS_FILE: rules\[0\]\.cost: expected 0 or more/],
     ['an unknown match field', { rules: [{ name: 'a', match: { tol: 'x' }, cost: 1 }] }, /^LIMITS_FILE: rules\[0\]\.match: unknown field "tol"/],
+    ['a per-address rule without limits', { rules: [{ name: 'a', per: 'address', cost: 2 }] }, /^LIMITS_FILE: rules\[0\]: "per": "address" counts the rule's limits per client address, and the rule gives none/],
+    ['an unknown "per"', { rules: [{ name: 'a', per: 'tenant', limits: [{ limit: 1, window: '1m' }] }] }, /^LIMITS_FILE: rules\[0\]\.per: expected "caller"/],
     ['a secret instead of a token id', { rules: [{ name: 'a', match: { token: 'flk_secret' }, cost: 1 }] }, /^LIMITS_FILE: rules\[0\]\.match\.token: expected a token id \(tok_\.\.\.\) or a signed-in caller id \(sub_\.\.\.\), never a secret/],
     ['an unknown tier', { rules: [{ name: 'a', match: { tier: 'gold' }, cost: 1 }] }, /^LIMITS_FILE: rules\[0\]\.match\.tier: no tier is named "gold" \(tiers: default\)/],
     ['an unknown algorithm in a rule limit', { rules: [{ name: 'a', limits: [{ limit: 1, window: '1m', algorithm: 'gcra' }] }] }, /^LIMITS_FILE: rules\[0\]\.limits\[0\]\.algorithm: expected one of/],
