@@ -22,6 +22,7 @@ import { createRefusedRequestBudget } from '../http/refused-request-budget';
 import { createTierResolver } from '../http/tier-policy';
 import { addressLimitKeyPart, clientAddress } from '../http/client-address';
 import { createOAuthNotOffered, OAUTH_METADATA_PATHS, REGISTRATION_PATH } from '../http/oauth-not-offered';
+import { signInOf } from '../http/sign-in-challenge';
 import { createProtectedResourceMetadataHandler, PROTECTED_RESOURCE_WELL_KNOWN, servesProtectedResourceMetadata } from '../http/protected-resource-metadata';
 import { callTargetsOf } from '../policies/call-target';
 import type { ChargeEvents } from '../policies/charge-events';
@@ -175,7 +176,7 @@ export function createApp(deps: AppDependencies): express.Express {
     app.get([PROTECTED_RESOURCE_WELL_KNOWN, `${PROTECTED_RESOURCE_WELL_KNOWN}${MCP_PATH}`], metadata);
   }
   // OAuth discovery after our 401: an answer that says how to authenticate instead (ADR 0025), not the generic 404.
-  const oauth = createOAuthNotOffered({ fallbackPort: config.port });
+  const oauth = createOAuthNotOffered({ fallbackPort: config.port, protectedResourceMetadataUrl: signInOf(config)?.resourceMetadataUrl });
   app.all(OAUTH_METADATA_PATHS as RegExp[], createUnreadBodyGuard(UNREAD_BODY_LINGER), oauth.metadata);
   app.all(REGISTRATION_PATH, createUnreadBodyGuard(UNREAD_BODY_LINGER), oauth.registration);
 

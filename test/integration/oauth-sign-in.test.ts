@@ -127,6 +127,19 @@ describe('OAuth sign-in through the MCP SDK client', () => {
     expect(unauthorized.headers.get('www-authenticate')).toBe(`Bearer realm="firelimit", resource_metadata="${mcpUrl.origin}/.well-known/oauth-protected-resource/mcp"`);
   });
 
+  it('still answers the authorization server paths and /register with a refusal, now naming where the metadata is', async () => {
+    const metadataUrl = `${mcpUrl.origin}/.well-known/oauth-protected-resource/mcp`;
+    const asMetadata = await fetch(new URL('/.well-known/oauth-authorization-server', mcpUrl));
+    expect(asMetadata.status).toBe(404);
+    const body = (await asMetadata.json()) as { error_description: string; reason: string };
+    expect(body.reason).toBe('oauth_not_supported');
+    expect(body.error_description).toContain(`Sign in with an authorization server named in ${metadataUrl}`);
+    expect(body.error_description).not.toContain('no OAuth metadata to discover');
+    const register = await fetch(new URL('/register', mcpUrl), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(register.status).toBe(403);
+    expect(((await register.json()) as { error_description: string }).error_description).toContain(metadataUrl);
+  });
+
   it('registers, signs alice in with PKCE and calls whoami as the caller of (issuer, alice); her limit holds across both instances', async () => {
     const servedBefore = [...served];
     const { client, oauth } = await connectAs('alice');
