@@ -295,6 +295,8 @@ export function describeConfig(config: Config): Record<string, unknown> {
     trustProxyHops: config.http.trustProxyHops,
     allowedHosts: config.http.allowAnyHost ? '*' : config.http.allowedHosts,
     tokenStore: config.tokens.store,
+    // Public URLs and project ids only: the boot line says whose tokens are trusted.
+    trustedIssuers: config.auth.issuers.length === 0 ? undefined : config.auth.issuers.map((issuer) => issuer.issuer),
     redisUrl: config.redis.url === undefined ? undefined : '[set]',
     // The URL is refused at boot when it carries credentials; the Authorization value is never described.
     upstream: config.upstream === undefined ? undefined : { url: urlWithoutQuery(config.upstream.url), authorization: config.upstream.authorization === undefined ? 'none' : '[set]', quota: config.upstream.quota === undefined ? 'none' : `${config.upstream.quota.limit}/${config.upstream.quota.windowMs / 1000}s x ${config.upstream.quota.headroom}` },
