@@ -58,6 +58,8 @@ beforeAll(async () => {
     UNAUTHENTICATED_PER_MINUTE: '100000',
     TRUST_PROXY_HOPS: '1',
     LIMIT_OVERRIDES_POLL_MS: '100',
+    // The longest verdict cache, so a token that expires inside it shows that its entry ends at exp.
+    TOKEN_CACHE_TTL_MS: '60000',
   });
   cliEnv = { TOKENS_FILE: path.join(dir, 'tokens.json'), AUTH_ISSUERS_FILE: issuersFile, RATE_LIMIT_TIERS: 'subscriber=5' };
   service = await buildService(config, { logger, clock: () => nowMs });
@@ -139,6 +141,20 @@ describe('Firebase ID tokens with the preset', () => {
       const res = await post(token, whoami(1), '203.0.113.2');
       expect(res.status).toBe(401);
     }
+  });
+
+  it('stops accepting a verified, cached token once it expires (beyond the tolerance), and refuses one over 8 KiB unparsed', async () => {
+    nowMs += 60_000;
+    const shortLived = await jwks.sign('key-1', claims('ivan-uid', { exp: Math.floor(nowMs / 1000) + 1 }));
+    expect((await post(shortLived, whoami(1), '203.0.113.30')).status).toBe(200);
+    nowMs += 32_000; // past exp and the 30 s tolerance, well inside the 60 s cache TTL: the entry ended at exp
+    expect((await post(shortLived, whoami(1), '203.0.113.30')).status).toBe(401);
+    const fetches = jwks.fetches();
+    const huge = await jwks.sign('key-1', claims('ivan-uid', { padding: 'x'.repeat(9000) }));
+    const res = await post(huge, whoami(1), '203.0.113.31');
+    expect(res.status).toBe(401);
+    expect(res.body.error.data).toEqual({ reason: 'malformed_token' });
+    expect(jwks.fetches()).toBe(fetches);
   });
 
   it('counts a failed verification as a failed sign-in for the address, as a bad flk_ secret: then even a good token gets 429', async () => {
