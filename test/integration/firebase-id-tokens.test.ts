@@ -84,6 +84,15 @@ describe('Firebase ID tokens with the preset', () => {
     expect(JSON.stringify(logger.entries)).not.toContain(token.split('.')[2]);
   });
 
+  it('answers a request without a token 401 naming both ways in, without resource_metadata (Firebase runs no authorization server to discover)', async () => {
+    const res = await post(undefined, whoami(1), '203.0.113.40');
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="firelimit"');
+    expect(res.body.error.message).toContain(`Firebase Authentication ID tokens of project ${PROJECT}`);
+    expect(res.body.error.message).toContain('flk_');
+    expect((await request(service.app).get('/.well-known/oauth-protected-resource/mcp')).status).toBe(404);
+  });
+
   it('limits per sub: two tokens of one user share its limit, another user has its own, and a claim naming no tier gets the default', async () => {
     nowMs += 60_000; // a fresh window
     const first = await jwks.sign('key-1', claims('bob-uid'));
