@@ -20,7 +20,6 @@ import { ChargeMetrics } from '../metrics/charge-metrics';
 import { LimiterMetrics } from '../metrics/limiter-metrics';
 import { CachedTokenVerifier } from '../tokens/cached-token-verifier';
 import { createCallerVerifier } from '../tokens/caller-verifier';
-import { JwtCallerVerifier } from '../tokens/jwt-caller-verifier';
 import { signInOf } from '../http/sign-in-challenge';
 import { createOverrideStore } from '../tokens/create-override-store';
 import { createTokenStore } from '../tokens/create-token-store';
@@ -171,9 +170,10 @@ export async function buildService(config: Config, options: BuildServiceOptions)
 
     const tokenVerifier = new CachedTokenVerifier({ store: tokenStore, ttlMs: config.tokens.cacheTtlMs, clock: options.clock });
     // Signed-in callers (ADR 0054) beside flk_ tokens: one verifier interface, one failure accounting in the middleware.
+    // Loaded only with issuers: jose is an ES module (require(esm), Node >= 20.19), and a static-token deployment never needs it.
     const jwtVerifier = config.auth.issuers.length === 0
       ? undefined
-      : new JwtCallerVerifier({ issuers: config.auth.issuers, tierNames: config.rateLimit.tiers.map((tier) => tier.name), ttlMs: config.tokens.cacheTtlMs, clock: options.clock, fetch: options.issuerFetch });
+      : new (await import('../tokens/jwt-caller-verifier')).JwtCallerVerifier({ issuers: config.auth.issuers, tierNames: config.rateLimit.tiers.map((tier) => tier.name), ttlMs: config.tokens.cacheTtlMs, clock: options.clock, fetch: options.issuerFetch });
     const verifier = createCallerVerifier(tokenVerifier, jwtVerifier);
     const app = createApp({
       config,

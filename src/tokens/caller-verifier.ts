@@ -1,6 +1,6 @@
 import type { AuthenticatedToken, CachedVerdict, TokenVerifier } from './token-record';
 import { isWellFormedSecret } from './token-secret';
-import { isJwtShaped } from './jwt-caller-verifier';
+import { isJwtShaped } from './jwt-shape';
 
 /**
  * The one verifier the auth middleware calls: `flk_` secrets go to the token

@@ -4,19 +4,11 @@ import type { TrustedIssuer } from '../config/auth-issuers';
 import { KeySetCache, KeySetUnavailableError } from './key-set-cache';
 import { subjectCallerId } from './subject-id';
 import { VerdictCache } from './verdict-cache';
+import { isJwtShaped } from './jwt-shape';
 import { MCP_SCOPE, type AuthenticatedToken, type CachedVerdict, type TokenVerifier } from './token-record';
 
-/** Longer than any real ID or access token (Firebase's are about 1 KiB); a longer credential is refused unparsed. */
-export const MAX_JWT_CHARS = 8_192;
-// Three base64url parts (JWS compact serialization); a JWE (five parts) or anything else is not a token we verify.
-const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const MAX_SCOPES = 64;
 const MAX_SUBJECT_CHARS = 255;
-
-/** Cheap shape check before anything is decoded: size first, then the three-part form. */
-export function isJwtShaped(credential: string): boolean {
-  return credential.length <= MAX_JWT_CHARS && JWS_COMPACT.test(credential);
-}
 
 export interface JwtCallerVerifierOptions {
   readonly issuers: readonly TrustedIssuer[];
