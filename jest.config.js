@@ -14,5 +14,8 @@ module.exports = {
   testTimeout: 60_000,
   transform: {
     '^.+\\.ts$': ['ts-jest', {}],
+    // jose ships ES modules only; jest's CommonJS runtime needs them compiled (the service loads them through require(esm)).
+    '/node_modules/jose/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true }, isolatedModules: true }],
   },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
 };

@@ -39,7 +39,7 @@ const LIMIT = 1_000_000_000;
 const TARGET_RATIO = 1.0;
 const AIM_RATIO = 1.5;
 
-type VariantName = 'firelimit' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
+type VariantName = 'firelimit' | 'firelimit+jwt' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
 type EraName = '2025-11-25' | '2026-07-28';
 
 interface Variant {
@@ -53,6 +53,7 @@ const VARIANTS: readonly Variant[] = [
   { name: 'sdk-transport-json', label: 'bare SDK 2.x: McpServer + stateless transport per request, JSON', eras: ['2025-11-25'] },
   { name: 'sdk-handler+bearer+erl', label: 'bare SDK 2.x createMcpHandler + bearer check + express-rate-limit', eras: ['2025-11-25', '2026-07-28'] },
   { name: 'firelimit', label: 'firelimit (real auth, per-token limit, request log, all checks)', eras: ['2025-11-25', '2026-07-28'] },
+  { name: 'firelimit+jwt', label: 'firelimit, the caller a verified JWT (Firebase preset, local JWKS) instead of flk_', eras: ['2025-11-25', '2026-07-28'] },
 ];
 const BARE: readonly VariantName[] = ['sdk-handler', 'sdk-transport-json'];
 
@@ -80,7 +81,7 @@ async function bareServer(): Promise<import('@modelcontextprotocol/server').McpS
   return server;
 }
 
-async function bareApp(name: Exclude<VariantName, 'firelimit'>, secret: string): Promise<Express> {
+async function bareApp(name: Exclude<VariantName, 'firelimit' | 'firelimit+jwt'>, secret: string): Promise<Express> {
   const { createMcpHandler } = await import('@modelcontextprotocol/server');
   const { createMcpExpressApp } = await import('@modelcontextprotocol/express');
   const { toNodeHandler, NodeStreamableHTTPServerTransport } = await import('@modelcontextprotocol/node');
@@ -115,18 +116,47 @@ async function bareApp(name: Exclude<VariantName, 'firelimit'>, secret: string):
   return app;
 }
 
-async function firelimitApp(dir: string): Promise<{ app: Express; secret: string }> {
+/**
+ * A key set served in this child and a Firebase-shaped ID token signed by it, valid for the whole run: the
+ * caller the JWT variant sends. Every call after the first is answered from the verifier's cache (until exp,
+ * at most TOKEN_CACHE_TTL_MS), as a busy signed-in caller's are.
+ */
+async function signedInCaller(dir: string): Promise<{ issuersFile: string; token: string }> {
+  const { createServer } = await import('node:http');
+  const { writeFileSync } = await import('node:fs');
+  const { exportJWK, generateKeyPair, SignJWT } = await import('jose');
+  const { privateKey, publicKey } = await generateKeyPair('RS256');
+  const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'bench', alg: 'RS256', use: 'sig' }] });
+  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(jwks));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref();
+  const issuersFile = path.join(dir, 'issuers.json');
+  writeFileSync(issuersFile, JSON.stringify({ issuers: [{ preset: 'firebase', projectId: 'bench-project', jwksUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks` }] }));
+  const nowSec = Math.floor(Date.now() / 1000);
+  const token = await new SignJWT({ auth_time: nowSec - 60 })
+    .setProtectedHeader({ alg: 'RS256', kid: 'bench', typ: 'JWT' })
+    .setIssuer('https://securetoken.google.com/bench-project')
+    .setAudience('bench-project')
+    .setSubject('bench-user')
+    .setIssuedAt(nowSec - 10)
+    .setExpirationTime(nowSec + 7200)
+    .sign(privateKey);
+  return { issuersFile, token };
+}
+
+async function firelimitApp(dir: string, jwt = false): Promise<{ app: Express; secret: string }> {
   const { loadConfig } = await import('../src/config/config');
   const { buildService } = await import('../src/service/build-service');
   const { createServiceLogger } = await import('../src/logging/create-service-logger');
   const { TokenService } = await import('../src/tokens/token-service');
-  const config = loadConfig({ RATE_LIMIT_PER_MINUTE: String(LIMIT), TOKENS_FILE: path.join(dir, 'tokens.json'), LOG_FORMAT: 'json' });
+  const caller = jwt ? await signedInCaller(dir) : undefined;
+  const config = loadConfig({ RATE_LIMIT_PER_MINUTE: String(LIMIT), TOKENS_FILE: path.join(dir, 'tokens.json'), LOG_FORMAT: 'json', ...(caller === undefined ? {} : { AUTH_ISSUERS_FILE: caller.issuersFile }) });
   // The real JSON log lines, each built and written; only the bytes are thrown away.
   const output = new Writable({ write: (_chunk, _encoding, done) => done() });
   const service = await buildService(config, { logger: createServiceLogger(config, { output }) });
   const tokens = new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
   const created = await tokens.create({ name: 'bench', scopes: ['mcp'] });
-  return { app: service.app, secret: created.secret };
+  return { app: service.app, secret: caller?.token ?? created.secret };
 }
 
 const BARE_SECRET = 'flk_bench_bare_secret';
@@ -134,7 +164,7 @@ const BARE_SECRET = 'flk_bench_bare_secret';
 /** Child mode: serve one variant on a free port and tell the parent which, and the secret to call it with. */
 async function serve(name: VariantName): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'firelimit-mcp-bench-'));
-  const { app, secret } = name === 'firelimit' ? await firelimitApp(dir) : { app: await bareApp(name, BARE_SECRET), secret: BARE_SECRET };
+  const { app, secret } = name === 'firelimit' || name === 'firelimit+jwt' ? await firelimitApp(dir, name === 'firelimit+jwt') : { app: await bareApp(name, BARE_SECRET), secret: BARE_SECRET };
   serveAsBenchChild(app, (server) => ({ port: (server.address() as AddressInfo).port, secret }), () => rmSync(dir, { recursive: true, force: true }));
 }
 
@@ -236,6 +266,13 @@ export async function runMcpCallBench(): Promise<BenchTable> {
         return [c.server.variant.label, c.era, median(r), Math.min(...r), Math.max(...r), vsBare(c.key, c.era), median(cpu.get(c.key) ?? []), vsBareCpu(c.key, c.era)];
       }),
       notes: [
+        ...cells
+          .filter((c) => c.server.variant.name === 'firelimit+jwt')
+          .map(({ era }) => {
+            const perRound = (rps.get(`firelimit+jwt@${era}`) ?? []).map((x, i) => x / ((rps.get(`firelimit@${era}`) ?? [])[i] ?? Number.NaN));
+            const cpuRound = (cpu.get(`firelimit+jwt@${era}`) ?? []).map((x, i) => x / ((cpu.get(`firelimit@${era}`) ?? [])[i] ?? Number.NaN));
+            return `${era}: a verified-JWT caller ${median(perRound).toFixed(2)}x a flk_ caller's req/s, ${median(cpuRound).toFixed(2)}x its server CPU per call (medians of per-round ratios)`;
+          }),
         ...ours.map(
           (o) =>
             `${o.era}: firelimit ${o.rps.toFixed(2)}x the faster bare SDK server by req/s, ${o.cpu.toFixed(2)}x by server CPU per call (target >= ${TARGET_RATIO}x: ${o.rps >= TARGET_RATIO ? 'met' : 'MISSED'}; aim ${AIM_RATIO}x: ${o.rps >= AIM_RATIO ? 'met' : 'not met'})`,

@@ -9,6 +9,7 @@ import { createTokenStore } from '../tokens/create-token-store';
 import { TOOL_NAME } from '../policies/tool-costs';
 import { CorruptOverrideError, parseOverrideRecord, policiesOf, type LimitOverrideRecord, type LimitOverrideStore, type SkippedOverride } from '../tokens/limit-override-record';
 import type { TokenStore } from '../tokens/token-record';
+import { SUBJECT_ID_PATTERN, subjectCallerId } from '../tokens/subject-id';
 import { configOrReport, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, runAsMain, type CliStreams } from './run-as-main';
 
 /** The longest --expires: ten years. Longer is "until unset" (leave --expires out); past a Date's range every instance once stopped at its next poll. */
@@ -19,6 +20,10 @@ export const LIMITS_USAGE = `Usage: npm run limits -- <command> [options]
 
 Commands:
   set (--token ID | --tier NAME) [--tool NAME] --per-minute N [--algorithm A] [--burst B] [--expires 24h] [--shadow] [--json]
+  set --issuer URL --subject SUB ...
+      A signed-in caller (AUTH_ISSUERS_FILE, FIREBASE_AUTH_PROJECT_ID) is named by its
+      issuer and subject (a Firebase uid), or by its id (--token sub_..., as whoami and
+      the logs show it).
   set --tool NAME --per-minute N ...
       Override a limit at runtime: a token's or a tier's figure, or (with --tool) the
       limit on one tool's calls, for one token, one tier or every token. Every running
@@ -28,7 +33,7 @@ Commands:
       takes any well-formed tool name: only the upstream knows its tools.
   list [--json]
       The overrides in force.
-  unset (--token ID | --tier NAME | --tool NAME) [--tool NAME] [--json]
+  unset (--token ID | --issuer URL --subject SUB | --tier NAME | --tool NAME) [--tool NAME] [--json]
       Remove an override.
 
 Algorithms: ${ALGORITHM_NAMES.join(', ')} (default fixed-window); --burst only for the buckets.
@@ -113,6 +118,8 @@ function parse(command: string, rest: readonly string[], config: Config, tools: 
       args: [...rest],
       options: {
         token: { type: 'string' },
+        issuer: { type: 'string' },
+        subject: { type: 'string' },
         tier: { type: 'string' },
         tool: { type: 'string' },
         'per-minute': { type: 'string' },
@@ -128,11 +135,12 @@ function parse(command: string, rest: readonly string[], config: Config, tools: 
   } catch (error) {
     throw new InputError((error as Error).message);
   }
-  const allowed = { set: ['token', 'tier', 'tool', 'per-minute', 'algorithm', 'burst', 'expires', 'shadow', 'json'], list: ['json', 'shadow'], unset: ['token', 'tier', 'tool', 'json', 'shadow'] }[command];
+  const allowed = { set: ['token', 'issuer', 'subject', 'tier', 'tool', 'per-minute', 'algorithm', 'burst', 'expires', 'shadow', 'json'], list: ['json', 'shadow'], unset: ['token', 'issuer', 'subject', 'tier', 'tool', 'json', 'shadow'] }[command];
   const misplaced = Object.keys(values).find((flag) => !allowed.includes(flag) || (flag === 'shadow' && command !== 'set' && values.shadow === true));
   if (misplaced !== undefined) throw new InputError(`${command} does not take --${misplaced}.`);
+  const callerId = signedInCallerId(values, config);
   const target: OverrideTarget = {
-    ...(values.token !== undefined ? { tokenId: values.token } : {}),
+    ...(callerId !== undefined ? { tokenId: callerId } : {}),
     ...(values.tier !== undefined ? { tier: values.tier } : {}),
     ...(values.tool !== undefined ? { tool: values.tool } : {}),
   };
@@ -176,6 +184,18 @@ function parse(command: string, rest: readonly string[], config: Config, tools: 
   return parsed;
 }
 
+/** --token ID, or the id of the signed-in caller --issuer/--subject name (ADR 0054). */
+function signedInCallerId(values: { token?: string; issuer?: string; subject?: string }, config: Config): string | undefined {
+  if (values.issuer === undefined && values.subject === undefined) return values.token;
+  if (values.token !== undefined) throw new InputError('Give --token or --issuer with --subject, not both.');
+  if (values.issuer === undefined || values.subject === undefined || values.subject === '') throw new InputError('--issuer and --subject go together: the issuer URL (iss) and the user id (sub) in its tokens.');
+  const issuers = config.auth.issuers.map((issuer) => issuer.issuer);
+  if (!issuers.includes(values.issuer)) {
+    throw new InputError(`No trusted issuer is ${JSON.stringify(values.issuer)}; ${issuers.length === 0 ? 'none is configured (AUTH_ISSUERS_FILE, FIREBASE_AUTH_PROJECT_ID)' : `issuers: ${issuers.join(', ')}`}.`);
+  }
+  return subjectCallerId(values.issuer, values.subject);
+}
+
 function wholeNumber(text: string | undefined, flag: string): number | undefined {
   if (text === undefined) return undefined;
   if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw new InputError(`${flag} ${JSON.stringify(text)} must be a whole number of at least 1.`);
@@ -194,7 +214,8 @@ async function run(args: Parsed, stores: OpenedStores, config: Config, tools: To
       return EXIT_OK;
     }
     case 'set': {
-      if (args.target.tokenId !== undefined) {
+      // A signed-in caller (sub_...) is stored nowhere: its id is derived from (iss, sub).
+      if (args.target.tokenId !== undefined && !SUBJECT_ID_PATTERN.test(args.target.tokenId)) {
         const token = await stores.tokens.get(args.target.tokenId);
         if (token === undefined || token.revokedAtMs !== null) throw new InputError(`No ${token === undefined ? '' : 'live '}token with id ${JSON.stringify(args.target.tokenId)}${token === undefined ? '' : ' (it is revoked)'}; list them with npm run token -- list.`);
       }

@@ -38,7 +38,7 @@ export function callFacts(config: Config): CallFacts {
 
 function ruleFact(rule: PolicyRule): RuleFact {
   const { method, tool, tier, tokenId } = rule.match;
-  const parts = [tool !== undefined ? `calls of ${tool}` : method !== undefined ? method : 'every call', tier !== undefined ? `tier ${tier}` : '', tokenId !== undefined ? `token ${tokenId}` : ''].filter(Boolean);
+  const parts = [tool !== undefined ? `calls of ${tool}` : method !== undefined ? method : 'every call', tier !== undefined ? `tier ${tier}` : '', tokenId !== undefined ? `token ${tokenId}` : '', rule.per === 'address' ? 'counted per client address, whoever signs in from it' : ''].filter(Boolean);
   return {
     name: rule.name,
     matches: parts.join(', '),

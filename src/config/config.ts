@@ -10,6 +10,7 @@ import { ConfigError, type ConfigProblem } from './config-error';
 import { decimalText, knobs, type KnobValues } from './knobs';
 import type { PoliciesConfig } from '../policies/resolve-charges';
 import { upstreamOf, type UpstreamConfig } from './upstream-config';
+import { authConfigOf, type AuthConfig } from './auth-issuers';
 
 export type { UpstreamConfig, UpstreamQuotaConfig } from './upstream-config';
 export { anyUpstreamQuota, upstreamIntervalMs } from './upstream-config';
@@ -106,6 +107,8 @@ export interface Config {
   readonly log: {
     readonly format: 'json' | 'pretty';
   };
+  /** Issuers whose tokens are accepted beside flk_ tokens (AUTH_ISSUERS_FILE, FIREBASE_AUTH_PROJECT_ID). */
+  readonly auth: AuthConfig;
   /** UPSTREAM_MCP_URL set: firelimit fronts that MCP server (docs/adr/0034-gateway-forwarding.md). Undefined: it serves only its own tools. */
   readonly upstream: UpstreamConfig | undefined;
 }
@@ -217,6 +220,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       fix: 'raise HTTP_REQUEST_TIMEOUT_MS to at least HTTP_HEADERS_TIMEOUT_MS, or lower HTTP_HEADERS_TIMEOUT_MS',
     });
   }
+  let issuersFileText: string | undefined;
+  if (v.AUTH_ISSUERS_FILE !== undefined) {
+    try {
+      issuersFileText = (options.readFile ?? defaultReadFile)(path.resolve(cwd, v.AUTH_ISSUERS_FILE));
+    } catch {
+      problems.push({ knob: 'AUTH_ISSUERS_FILE', problem: 'the file cannot be read', fix: 'point AUTH_ISSUERS_FILE at a readable JSON file of issuers, or unset it' });
+    }
+  }
+  const auth = authConfigOf({ issuersFileText, firebaseProjectId: v.FIREBASE_AUTH_PROJECT_ID, tierNames: tiers.map((tier) => tier.name) }, problems);
   const upstream = upstreamOf(v, cwd, options.readFile ?? defaultReadFile, options.upstreamSection === 'schema-only' && v.UPSTREAM_MCP_URL === undefined ? new Map() : file.upstreamTools, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -267,6 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
     },
     metrics: { port: v.METRICS_PORT, host: v.METRICS_HOST },
     log: { format: v.LOG_FORMAT ?? (options.stdoutIsTty ? 'pretty' : 'json') },
+    auth,
     upstream,
   };
 }
@@ -300,6 +313,8 @@ export function describeConfig(config: Config): Record<string, unknown> {
     trustProxyHops: config.http.trustProxyHops,
     allowedHosts: config.http.allowAnyHost ? '*' : config.http.allowedHosts,
     tokenStore: config.tokens.store,
+    // Public URLs and project ids only: the boot line says whose tokens are trusted.
+    trustedIssuers: config.auth.issuers.length === 0 ? undefined : config.auth.issuers.map((issuer) => issuer.issuer),
     redisUrl: config.redis.url === undefined ? undefined : '[set]',
     // The URL is refused at boot when it carries credentials; the Authorization value is never described.
     upstream: config.upstream === undefined ? undefined : { url: urlWithoutQuery(config.upstream.url), authorization: config.upstream.authorization === undefined ? 'none' : '[set]', quota: config.upstream.quota === undefined ? 'none' : `${config.upstream.quota.limit}/${config.upstream.quota.windowMs / 1000}s x ${config.upstream.quota.headroom}` },

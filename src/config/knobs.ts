@@ -299,6 +299,14 @@ export const knobs = {
     durationMs(0, 60_000).default(2000),
     'set UPSTREAM_HOLD_MS to the longest a call is held for its slot, in ms, e.g. 2000 (0: never hold; answer "reserved")',
   ),
+  AUTH_ISSUERS_FILE: knob(
+    z.string().optional(),
+    'set AUTH_ISSUERS_FILE to a readable JSON file of trusted token issuers (README, "Signing in with your identity provider"), or unset it to accept only flk_ tokens',
+  ),
+  FIREBASE_AUTH_PROJECT_ID: knob(
+    z.string().regex(/^[a-z][a-z0-9-]{4,61}[a-z0-9]$/, { error: 'expected a Firebase project id such as "my-project"' }).optional(),
+    'set FIREBASE_AUTH_PROJECT_ID to the project whose Firebase Authentication ID tokens are accepted, e.g. my-project, or unset it',
+  ),
   METRICS_PORT: knob(port.optional(), 'set METRICS_PORT to a port for /metrics (not the public PORT), or unset it'),
   METRICS_HOST: knob(
     z

@@ -33,7 +33,7 @@ const matchSchema = z
     method: z.string().regex(/^[A-Za-z0-9_/*-]{1,128}$/, { error: 'expected a JSON-RPC method such as "tools/call" or "notifications/*"' }).optional(),
     tool: toolName.optional(),
     tier: z.string().regex(NAME, { error: 'expected a tier name' }).optional(),
-    token: z.string().regex(/^tok_[A-Za-z0-9]{1,64}$/, { error: 'expected a token id (tok_...), never a secret' }).optional(),
+    token: z.string().regex(/^(?:tok|sub)_[A-Za-z0-9]{1,64}$/, { error: 'expected a token id (tok_...) or a signed-in caller id (sub_...), never a secret' }).optional(),
   })
   .strict();
 
@@ -46,6 +46,7 @@ const ruleSchema = z
       error: `a rule holds at most ${MAX_POLICIES_PER_SET} limits`,
     }).optional(),
     shadow: z.boolean({ error: 'expected true or false' }).default(false),
+    per: z.enum(['caller', 'address'], { error: 'expected "caller" (each token or signed-in user, the default) or "address" (each client address)' }).default('caller'),
   })
   .strict();
 
@@ -73,12 +74,16 @@ export function parsedRules(entries: readonly RuleEntry[], defaults: { readonly 
     if (entry.match.tool !== undefined && entry.match.method !== undefined && entry.match.method !== 'tools/call') {
       problem(`match.tool names a tool but match.method is ${entry.match.method}; only tools/call calls tools`, 'remove match.method (a tool implies tools/call)');
     }
+    if (entry.per === 'address' && entry.limits === undefined) {
+      problem('"per": "address" counts the rule\'s limits per client address, and the rule gives none', 'add "limits", or remove "per"');
+    }
     const { token, ...rest } = entry.match;
     const rule: PolicyRule = {
       name: entry.name,
       match: { ...rest, ...(token !== undefined ? { tokenId: token } : {}) },
       ...(entry.cost !== undefined ? { cost: entry.cost } : {}),
       shadow: entry.shadow,
+      ...(entry.per === 'address' ? { per: 'address' as const } : {}),
     };
     if (entry.limits === undefined) {
       rules.push(rule);

@@ -13,6 +13,7 @@ import {
   tokenSection,
 } from './developers-sections';
 import { costsSection } from './developers-costs';
+import { signInSection } from './developers-sign-in';
 import { DEVELOPERS_CSS, DEVELOPERS_CSS_HASH } from './developers-styles';
 import { html, raw } from './html';
 
@@ -48,7 +49,7 @@ export function renderDevelopersPage(config: Config, options: DevelopersPageOpti
 the configuration the service is enforcing right now.</p>
 <nav aria-label="Sections"><ul>
 <li><a href="#limits">Limits</a></li><li><a href="#costs">Costs</a></li><li><a href="#sharing">Instances</a></li><li><a href="#headers">Headers</a></li>
-<li><a href="#429">429 and back-off</a></li><li><a href="#clients">Refusals in your client</a></li><li><a href="#tokens">Tokens</a></li>
+<li><a href="#429">429 and back-off</a></li><li><a href="#clients">Refusals in your client</a></li><li><a href="#sign-in">Authenticating</a></li><li><a href="#tokens">Tokens</a></li>
 <li><a href="#examples">Examples</a></li>${config.upstream === undefined ? '' : html`<li><a href="#upstream">Upstream quota</a></li>`}
 </ul></nav>
 </header>
@@ -59,6 +60,7 @@ ${headersSection(f)}
 ${refusalSection(f)}
 ${upstreamSection(config.upstream)}
 ${clientRefusalSection(f)}
+${signInSection(config.auth, f.mcpUrl)}
 ${tokenSection(f)}
 ${examplesSection(f)}
 <footer><p>Liveness: <code>GET ${f.baseUrl}/healthz</code>. Endpoint: <code>POST ${f.mcpUrl}</code>.</p></footer>

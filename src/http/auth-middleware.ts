@@ -51,6 +51,18 @@ export interface AuthMiddlewareOptions {
   readonly metrics?: { authFailure(reason: AuthRefusalReason): void; signInWaited?(): void };
   /** Injected time for the headers' relative seconds; default Date.now. */
   readonly clock?: () => number;
+  /**
+   * Whether a credential is worth verifying (a `flk_` secret, or a JWT when
+   * issuers are configured); anything else is a malformed token, refused
+   * unverified. Default: `flk_` secrets only.
+   */
+  readonly isWellFormed?: (credential: string) => boolean;
+  /**
+   * Issuers configured: the URL of this resource's RFC 9728 metadata, named
+   * in every 401 as `resource_metadata`, and what a 401 without a token says.
+   * Default none: a static-token deployment (ADR 0025).
+   */
+  readonly signIn?: { readonly resourceMetadataUrl: (req: Request) => string | undefined; readonly missingTokenMessage: string };
 }
 
 
@@ -108,6 +120,11 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
   const signIn = options.signInBudget ?? new SignInBudget({ limiter: options.authFailureLimiter, policy, clock, onWait: () => options.metrics?.signInWaited?.() });
   const unauthenticated = options.unauthenticatedLimiter;
   const count = (reason: AuthRefusalReason): void => options.metrics?.authFailure(reason);
+  const isWellFormed = options.isWellFormed ?? isWellFormedSecret;
+  const unauthorized = (res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthFailureReason, budget: Decision | undefined, nowMs: number): void => {
+    const metadataUrl = options.signIn?.resourceMetadataUrl(res.req);
+    writeUnauthorized(res, id, reason, budget, nowMs, metadataUrl === undefined ? '' : `, resource_metadata="${metadataUrl}"`, options.signIn?.missingTokenMessage);
+  };
   // One line when the token store starts failing and one when it answers again, not one per request.
   let storeFailingSince: number | undefined;
 
@@ -117,7 +134,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
     const id = requestIdOf(req.body);
     try {
       const credential = bearerCredential(req.headers.authorization);
-      const wellFormed = typeof credential === 'string' && isWellFormedSecret(credential);
+      const wellFormed = typeof credential === 'string' && isWellFormed(credential);
       const cached = wellFormed ? verifier.peek(credential) : undefined;
 
       if (cached?.kind === 'valid') {
@@ -162,7 +179,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
 
       let attempt: SignInAttempt<AuthenticatedToken>;
       try {
-        attempt = await signIn.attempt(key, credential ?? MALFORMED_HEADER, () => verifyFlkSecret(verifier, credential));
+        attempt = await signIn.attempt(key, credential ?? MALFORMED_HEADER, () => verifyCredential(verifier, credential, isWellFormed));
       } catch (error) {
         count('store_unavailable');
         if (storeFailingSince === undefined) {
@@ -241,13 +258,13 @@ export function bearerCredential(header: string | undefined): string | null | un
 }
 
 /** A 401 carries the headers of the per-address budget that counted it (requests without a token, or failed sign-ins). */
-function unauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthFailureReason, budget: Decision | undefined, nowMs: number): void {
+function writeUnauthorized(res: Response, id: ReturnType<typeof requestIdOf>, reason: AuthFailureReason, budget: Decision | undefined, nowMs: number, metadata: string, missingTokenMessage: string | undefined): void {
   if (budget !== undefined) setRateLimitHeaders(res, budget, nowMs);
-  // RFC 6750 §3.1: no error code when the request carried no credentials.
-  res.setHeader('WWW-Authenticate', reason === 'missing_token' ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`);
+  // RFC 6750 §3.1: no error code when the request carried no credentials. RFC 9728 §5.1: where OAuth clients find our authorization servers.
+  res.setHeader('WWW-Authenticate', reason === 'missing_token' ? `Bearer realm="${AUTH_REALM}"${metadata}` : `Bearer realm="${AUTH_REALM}", error="invalid_token"${metadata}`);
   const message =
     reason === 'missing_token'
-      ? 'Authentication required: send Authorization: Bearer flk_... with a token from the operator of this service (see /developers); there is no OAuth sign-in.'
+      ? (missingTokenMessage ?? 'Authentication required: send Authorization: Bearer flk_... with a token from the operator of this service (see /developers); there is no OAuth sign-in.')
       : 'The bearer token is malformed, unknown or revoked.';
   sendJsonRpcError(res, 401, jsonRpcError(id, JsonRpcCode.Unauthorized, message, { reason }));
 }
@@ -259,11 +276,11 @@ function unavailable(res: Response, id: ReturnType<typeof requestIdOf>, reason: 
 }
 
 /**
- * An `flk_` secret's verdict for the sign-in budget: a malformed one is a
+ * A credential's verdict for the sign-in budget (an `flk_` secret, or a JWT when issuers are configured): a malformed one is a
  * failure without a lookup; a store error throws (503, not a failure).
  */
-function verifyFlkSecret(verifier: TokenVerifier, credential: string | null): Promise<SignInVerdict<AuthenticatedToken>> {
-  if (typeof credential !== 'string' || !isWellFormedSecret(credential)) return Promise.resolve(INVALID);
+function verifyCredential(verifier: TokenVerifier, credential: string | null, isWellFormed: (credential: string) => boolean): Promise<SignInVerdict<AuthenticatedToken>> {
+  if (typeof credential !== 'string' || !isWellFormed(credential)) return Promise.resolve(INVALID);
   return verifier.verify(credential).then((token) => (token === undefined ? INVALID : { kind: 'valid', value: token }));
 }
 

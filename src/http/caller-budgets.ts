@@ -17,6 +17,8 @@ export interface BudgetReaderOptions {
   readonly resolver: ResolverConfig;
   readonly overrides: () => OverrideIndex;
   readonly clock: () => number;
+  /** The request's client address as per-address rules key it; default none ("unknown"). */
+  readonly addressOf?: (res: Response) => string;
 }
 
 /**
@@ -30,7 +32,8 @@ export function createBudgetReader(options: BudgetReaderOptions): (res: Response
     const token = tokenOf(res);
     if (token === undefined) throw new Error('budgets read without an authenticated token');
     const charged = chargedDecisionsOf(res) ?? new Map<string, Decision>();
-    const scopes = callerScopes(options.resolver, token, options.overrides(), options.clock());
+    const address = options.addressOf?.(res);
+    const scopes = callerScopes(options.resolver, address === undefined ? token : { ...token, address }, options.overrides(), options.clock());
     return Promise.all(
       scopes.map(async (scope) => ({
         scope,

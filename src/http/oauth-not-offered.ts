@@ -46,15 +46,20 @@ export interface OAuthNotOfferedBody {
 }
 
 /** What to say on a metadata path (404: no such document) or at /register (403: registration is never granted). */
-export function oauthNotOfferedBody(kind: 'metadata' | 'registration', baseUrl: string): OAuthNotOfferedBody {
+export function oauthNotOfferedBody(kind: 'metadata' | 'registration', baseUrl: string, protectedResourceMetadataUrl?: string): OAuthNotOfferedBody {
   const developers = `${baseUrl}/developers#tokens`;
-  const instead =
-    `Authenticate with an API token instead: send the header "Authorization: Bearer flk_..." on every request to ${baseUrl}/mcp ` +
+  const send =
+    `send the header "Authorization: Bearer flk_..." on every request to ${baseUrl}/mcp ` +
     `(in an MCP client, as a static header). Tokens come from the operator of this service; see ${developers}.`;
+  // With trusted OAuth issuers (ADR 0054) the way in is theirs: say where the metadata names them.
+  const instead =
+    protectedResourceMetadataUrl === undefined
+      ? `Authenticate with an API token instead: ${send}`
+      : `Sign in with an authorization server named in ${protectedResourceMetadataUrl}, or authenticate with an API token: ${send}`;
   return kind === 'metadata'
     ? {
         error: 'not_found',
-        error_description: `This server runs no OAuth authorization server, so there is no OAuth metadata to discover. ${instead}`,
+        error_description: `This server runs no OAuth authorization server, so ${protectedResourceMetadataUrl === undefined ? 'there is no OAuth metadata to discover' : 'there is no authorization server metadata here'}. ${instead}`,
         error_uri: developers,
         reason: OAUTH_NOT_SUPPORTED,
       }
@@ -71,7 +76,7 @@ export function oauthNotOfferedBody(kind: 'metadata' | 'registration', baseUrl: 
  * They read no body and touch no store or limiter: a constant answer costs
  * less than counting it would (the ADR says why they are not rate-limited).
  */
-export function createOAuthNotOffered(options: { readonly fallbackPort: number }): { metadata: RequestHandler; registration: RequestHandler } {
+export function createOAuthNotOffered(options: { readonly fallbackPort: number; readonly protectedResourceMetadataUrl?: (req: Request) => string | undefined }): { metadata: RequestHandler; registration: RequestHandler } {
   const answer = (kind: 'metadata' | 'registration', status: number) =>
     function oauthNotOffered(req: Request, res: Response): void {
       res
@@ -81,7 +86,7 @@ export function createOAuthNotOffered(options: { readonly fallbackPort: number }
           'Cache-Control': 'no-store',
           'X-Content-Type-Options': 'nosniff',
         })
-        .json(oauthNotOfferedBody(kind, baseUrlOf(req, options.fallbackPort)));
+        .json(oauthNotOfferedBody(kind, baseUrlOf(req, options.fallbackPort), options.protectedResourceMetadataUrl?.(req)));
     };
   return { metadata: answer('metadata', 404), registration: answer('registration', 403) };
 }

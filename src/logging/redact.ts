@@ -24,6 +24,8 @@ const VALUE_RULES: readonly [RegExp, string][] = [
   // firelimit secrets (TOKEN_SECRET_PREFIX) and whatever follows a Bearer scheme.
   [/flk_[A-Za-z0-9_-]+/g, `flk_${REDACTED}`],
   [/\b(Bearer|Basic)\s+[^\s",;]+/gi, `$1 ${REDACTED}`],
+  // A JWT (an ID or access token of a signed-in caller, ADR 0054) anywhere: its header is base64url JSON, so "eyJ".
+  [/\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, `jwt:${REDACTED}`],
   // user:password@ in any URL (a Redis or database URL pasted into an error message).
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, `$1${REDACTED}@`],
   // A SHA-256 in hex is how token secrets are stored; trace ids are 32 hex, span ids 16, so 64 is unambiguous.
@@ -100,7 +102,7 @@ export function decodeForLog(text: string): string {
 }
 
 /** Something every VALUE_RULES match contains; most log text has none, and is spared the four replaces. */
-const MAYBE_SECRET = /flk_|bearer|basic|:\/\/|[0-9a-f]{64}/i;
+const MAYBE_SECRET = /flk_|bearer|basic|:\/\/|eyJ|[0-9a-f]{64}/i;
 
 function applyValueRules(text: string): string {
   if (!MAYBE_SECRET.test(text)) return text;

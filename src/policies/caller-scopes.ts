@@ -1,7 +1,7 @@
 import { isLive, type OverrideIndex } from './limit-override';
 import type { PolicyRule } from './policy-rule';
 import type { Charge, ResolverConfig, Token } from './resolve-charges';
-import { freeKeyOf, ruleKeyOf, shadowKeyOf, tierKeyOf, toolKeyOf } from './scope-key';
+import { freeKeyOf, ruleScopeKeyOf, shadowKeyOf, tierKeyOf, toolKeyOf } from './scope-key';
 
 /**
  * Every scope that can hold some call of this token, whatever it calls: what
@@ -38,7 +38,7 @@ export function callerScopes(config: ResolverConfig, token: Token, overrides: Ov
     if (replaced) continue;
     scopes.push({
       ...base,
-      key: ruleKeyOf(token.id, rule.name),
+      key: ruleScopeKeyOf(rule, { tokenId: token.id, ...(token.address !== undefined ? { address: token.address } : {}) }),
       scope: 'rule',
       policies: rule.limits,
       source: 'rule',

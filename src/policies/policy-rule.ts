@@ -23,6 +23,12 @@ export interface PolicyRule {
   readonly cost?: number;
   readonly limits?: PolicySet;
   readonly shadow: boolean;
+  /**
+   * Whose calls the limits count: each caller's (default), or each client
+   * address's, whoever signs in from it, so one address cannot farm many
+   * identities past a figure (docs/adr/0055-per-address-rule-limits.md).
+   */
+  readonly per?: 'caller' | 'address';
 }
 
 /** The caller as rules see it. */
@@ -30,6 +36,8 @@ export interface Caller {
   readonly tokenId: string;
   /** The tier the token is counted under (after the fallback to the default tier). */
   readonly tier: string;
+  /** The client address as the sign-in budget keys it (IPv6 per /64); undefined where no request is behind the call. */
+  readonly address?: string;
 }
 
 export function ruleMatches(rule: PolicyRule, target: CallTarget, caller: Caller): boolean {

@@ -3,7 +3,7 @@ import type { CallTarget } from './call-target';
 import { defaultCostOf } from './free-calls';
 import { overrideFor, type LimitOverride, type OverrideIndex } from './limit-override';
 import { ruleMatches, type Caller, type PolicyRule } from './policy-rule';
-import { freeKeyOf, ruleKeyOf, shadowKeyOf, tierKeyOf, toolKeyOf } from './scope-key';
+import { freeKeyOf, ruleScopeKeyOf, shadowKeyOf, tierKeyOf, toolKeyOf } from './scope-key';
 
 /** A tier as the resolver needs it (config/tier.ts has the same shape). */
 export interface PolicyTier {
@@ -84,6 +84,8 @@ export interface ChargePlan {
 export interface Token {
   readonly id: string;
   readonly tier: string;
+  /** The client address as the sign-in budget keys it, for per-address rules; default "unknown". */
+  readonly address?: string;
 }
 
 /**
@@ -105,7 +107,7 @@ export function resolveCharges(config: ResolverConfig, calls: readonly CallTarge
   const configured = config.tiers.find((tier) => tier.name === token.tier);
   const tier = configured ?? config.defaultTier;
   const tierSource = configured === undefined ? 'fallback' : 'tier';
-  const caller: Caller = { tokenId: token.id, tier: tier.name };
+  const caller: Caller = { tokenId: token.id, tier: tier.name, ...(token.address !== undefined ? { address: token.address } : {}) };
   const charges = new Map<string, Charge>();
   const add = (charge: Charge): void => {
     const held = charges.get(charge.key);
@@ -157,7 +159,7 @@ function extraCharges(policies: PoliciesConfig, target: CallTarget, caller: Call
     // An override for a tool stands in for the rules that name that tool, not for broader ones.
     if (replacesRules && rule.match.tool !== undefined) continue;
     out.push({
-      key: ruleKeyOf(caller.tokenId, rule.name),
+      key: ruleScopeKeyOf(rule, caller),
       scope: 'rule',
       policies: rule.limits,
       cost: 1,

@@ -19,6 +19,8 @@ import { AuthMetrics } from '../metrics/auth-metrics';
 import { ChargeMetrics } from '../metrics/charge-metrics';
 import { LimiterMetrics } from '../metrics/limiter-metrics';
 import { CachedTokenVerifier } from '../tokens/cached-token-verifier';
+import { createCallerVerifier } from '../tokens/caller-verifier';
+import { signInOf } from '../http/sign-in-challenge';
 import { createOverrideStore } from '../tokens/create-override-store';
 import { createTokenStore } from '../tokens/create-token-store';
 import { OverrideWatcher } from '../tokens/override-watcher';
@@ -72,6 +74,8 @@ export interface BuildServiceOptions {
   readonly upstreamFetch?: typeof fetch;
   /** How the upstream quota waits for a near slot; tests advance an injected clock. Default setTimeout. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** What fetches the trusted issuers' key sets and discovery documents; default global fetch. */
+  readonly issuerFetch?: typeof fetch;
 }
 
 /**
@@ -165,7 +169,13 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       gateway = parts.gateway;
     }
 
-    const verifier = new CachedTokenVerifier({ store: tokenStore, ttlMs: config.tokens.cacheTtlMs, clock: options.clock });
+    const tokenVerifier = new CachedTokenVerifier({ store: tokenStore, ttlMs: config.tokens.cacheTtlMs, clock: options.clock });
+    // Signed-in callers (ADR 0054) beside flk_ tokens: one verifier interface, one failure accounting in the middleware.
+    // Loaded only with issuers: jose is an ES module (require(esm), Node >= 20.19), and a static-token deployment never needs it.
+    const jwtVerifier = config.auth.issuers.length === 0
+      ? undefined
+      : new (await import('../tokens/jwt-caller-verifier')).JwtCallerVerifier({ issuers: config.auth.issuers, tierNames: config.rateLimit.tiers.map((tier) => tier.name), ttlMs: config.tokens.cacheTtlMs, clock: options.clock, fetch: options.issuerFetch });
+    const verifier = createCallerVerifier(tokenVerifier, jwtVerifier);
     const app = createApp({
       config,
       limiter,
@@ -182,6 +192,8 @@ export async function buildService(config: Config, options: BuildServiceOptions)
         requiredScope: MCP_SCOPE,
         logger,
         clock: options.clock,
+        isWellFormed: verifier.isWellFormed,
+        signIn: signInOf(config),
       }),
       developersPage: createDevelopersHandler(config),
       chargeEvents: new ChargeMetrics(metrics.registry),

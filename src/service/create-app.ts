@@ -22,7 +22,10 @@ import { createMcpProtocolCheck } from '../http/mcp-protocol-check';
 import { JsonRpcCode, jsonRpcError, requestIdOf } from '../http/json-rpc-error';
 import { createRefusedRequestBudget } from '../http/refused-request-budget';
 import { createTierResolver } from '../http/tier-policy';
+import { addressLimitKeyPart, clientAddress } from '../http/client-address';
 import { createOAuthNotOffered, OAUTH_METADATA_PATHS, REGISTRATION_PATH } from '../http/oauth-not-offered';
+import { signInOf } from '../http/sign-in-challenge';
+import { createProtectedResourceMetadataHandler, PROTECTED_RESOURCE_WELL_KNOWN, servesProtectedResourceMetadata } from '../http/protected-resource-metadata';
 import { callTargetsOf } from '../policies/call-target';
 import type { ChargeEvents } from '../policies/charge-events';
 import { NO_OVERRIDES, type OverrideIndex } from '../policies/limit-override';
@@ -140,10 +143,13 @@ export function createApp(deps: AppDependencies): express.Express {
     servedMethods: servedMethodsOf(deps.gateway === undefined ? OWN_CAPABILITIES : GATEWAY_CAPABILITIES),
   };
   const overrides = deps.overrides ?? (() => NO_OVERRIDES);
+  // Per-address rules (ADR 0055) key on the address exactly as the sign-in budget does: trusted hops only, IPv6 per /64.
+  const addressOf = (req: Request): string =>
+    addressLimitKeyPart(clientAddress({ forwardedFor: req.headers['x-forwarded-for'], socketAddress: req.socket.remoteAddress }, config.http.trustProxyHops));
   const charge = createChargeMiddleware({
     limiter,
     // What the request costs and which limits hold it (tier or override, rules, free calls): ADR 0027.
-    plan: (req, res) => resolveCharges(resolver, callTargetsOf(req.body), tokenOrThrow(res), overrides(), clock()),
+    plan: (req, res) => resolveCharges(resolver, callTargetsOf(req.body), { ...tokenOrThrow(res), address: addressOf(req) }, overrides(), clock()),
     logger,
     events: deps.chargeEvents,
     refuse: writeMcpRefusal,
@@ -160,7 +166,7 @@ export function createApp(deps: AppDependencies): express.Express {
     createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes, ...bodyTimeouts, maxDepth: MAX_JSON_DEPTH, maxBatchMessages }),
     createMcpProtocolCheck(),
     charge,
-    createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools, gateway: deps.gateway, budgetsOf: createBudgetReader({ limiter, resolver, overrides, clock }) }),
+    createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools, gateway: deps.gateway, budgetsOf: createBudgetReader({ limiter, resolver, overrides, clock, addressOf: (res) => addressOf(res.req) }) }),
   );
   // Stateless server: no SSE stream to GET, no session to DELETE.
   app.all(MCP_PATH, (req, res) => {
@@ -170,8 +176,13 @@ export function createApp(deps: AppDependencies): express.Express {
       .json(jsonRpcError(null, -32000, `Method ${req.method} not allowed on ${MCP_PATH}: this server is stateless, send JSON-RPC with POST`));
   });
 
+  // With OAuth issuers configured, real RFC 9728 metadata naming them (ADR 0054); the other OAuth paths still answer as ADR 0025 says.
+  if (servesProtectedResourceMetadata(config.auth)) {
+    const metadata = createProtectedResourceMetadataHandler({ auth: config.auth, fallbackPort: config.port, mcpPath: MCP_PATH });
+    app.get([PROTECTED_RESOURCE_WELL_KNOWN, `${PROTECTED_RESOURCE_WELL_KNOWN}${MCP_PATH}`], metadata);
+  }
   // OAuth discovery after our 401: an answer that says how to authenticate instead (ADR 0025), not the generic 404.
-  const oauth = createOAuthNotOffered({ fallbackPort: config.port });
+  const oauth = createOAuthNotOffered({ fallbackPort: config.port, protectedResourceMetadataUrl: signInOf(config)?.resourceMetadataUrl });
   app.all(OAUTH_METADATA_PATHS as RegExp[], createUnreadBodyGuard(UNREAD_BODY_LINGER), oauth.metadata);
   app.all(REGISTRATION_PATH, createUnreadBodyGuard(UNREAD_BODY_LINGER), oauth.registration);
 

@@ -28,7 +28,7 @@ export interface LimitOverrideRecord {
 
 const targetSchema = z
   .object({
-    tokenId: z.string().regex(/^tok_[A-Za-z0-9]{1,64}$/).optional(),
+    tokenId: z.string().regex(/^(?:tok|sub)_[A-Za-z0-9]{1,64}$/).optional(),
     tier: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
     tool: z.string().regex(TOOL_NAME).optional(),
   })

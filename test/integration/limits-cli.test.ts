@@ -93,6 +93,9 @@ describe('limits set / list / unset', () => {
     ['token and tier at once', () => ['set', '--token', tokenId, '--tier', 'pro', '--per-minute', '10'], /^Give --token or --tier, not both/],
     ['no figure', () => ['set', '--token', tokenId], /^set needs --per-minute N/],
     ['no target', () => ['set', '--per-minute', '10'], /^set needs --token ID, --tier NAME or --tool NAME/],
+    ['an issuer nobody configured', () => ['set', '--issuer', 'https://idp.example', '--subject', 'u1', '--per-minute', '10'], /^No trusted issuer is "https:\/\/idp.example"; none is configured \(AUTH_ISSUERS_FILE, FIREBASE_AUTH_PROJECT_ID\)/],
+    ['an issuer without a subject', () => ['set', '--issuer', 'https://idp.example', '--per-minute', '10'], /^--issuer and --subject go together/],
+    ['a token and an issuer at once', () => ['set', '--token', tokenId, '--issuer', 'https://idp.example', '--subject', 'u1', '--per-minute', '10'], /^Give --token or --issuer with --subject, not both/],
   ])('%s is a clear error and writes nothing', async (_name, args, message) => {
     const result = await limits(args());
     expect(result.code).toBe(EXIT_USAGE);

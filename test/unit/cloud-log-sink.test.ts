@@ -151,6 +151,8 @@ describe('redaction', () => {
   it('masks secret-looking text', () => {
     expect(redactText('Authorization: Bearer abc.def')).toBe('Authorization: Bearer [redacted]');
     expect(redactText('https://u:p@host/x')).toBe('https://[redacted]@host/x');
+    // A signed-in caller's JWT outside any Authorization header (an error text quoting it).
+    expect(redactText('verify failed for eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1In0.c2lnbmF0dXJl here')).toBe('verify failed for jwt:[redacted] here');
   });
 
   it('masks secrets in their percent-decoded forms, in any text (an error handler logging req.path)', () => {

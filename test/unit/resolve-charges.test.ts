@@ -275,3 +275,34 @@ describe('resolveCharges: labels for metrics', () => {
     expect(resolveCharges(withTools, [call('whoami')], { id: 'tok_x', tier: 'typo' }, NO_OVERRIDES, NOW).charges[0]?.tier).toBe('default');
   });
 });
+
+describe('per-address rules (ADR 0055)', () => {
+  const perAddress: PolicyRule = { name: 'one-address', match: { method: 'tools/call' }, limits: SEARCH_LIMIT, shadow: false, per: 'address' };
+  const keysOf = (token: { id: string; tier: string; address?: string }, rules: PolicyRule[] = [perAddress]) =>
+    resolveCharges(config(rules), [call('search')], token, NO_OVERRIDES, NOW).charges.filter((c) => c.scope === 'rule').map((c) => c.key);
+
+  it('keys the rule on the address, so every caller from it shares one count, and each address has its own', () => {
+    expect(keysOf({ ...pro, address: '198.51.100.7' })).toEqual(['ip~rule~one-address~198%2E51%2E100%2E7']);
+    expect(keysOf({ ...plain, address: '198.51.100.7' })).toEqual(keysOf({ ...pro, address: '198.51.100.7' }));
+    expect(keysOf({ ...pro, address: '198.51.100.8' })).not.toEqual(keysOf({ ...pro, address: '198.51.100.7' }));
+  });
+
+  it('counts a call without a known address under "unknown", never under no key at all', () => {
+    expect(keysOf(pro)).toEqual(['ip~rule~one-address~unknown']);
+  });
+
+  it('leaves a rule without "per" per caller, whatever the address', () => {
+    const perCaller: PolicyRule = { ...perAddress, per: undefined };
+    expect(keysOf({ ...pro, address: '198.51.100.7' }, [perCaller])).toEqual(['tok_pro~rule~one-address']);
+  });
+
+  it('never builds a key that is some token\'s scope key, whatever the address text', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), (address) => {
+        const [key] = keysOf({ ...pro, address });
+        expect(key?.startsWith('ip~rule~one-address~')).toBe(true);
+        expect(key).not.toMatch(/^(?:tok|sub)_/);
+      }),
+    );
+  });
+});
