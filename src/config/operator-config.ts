@@ -2,7 +2,8 @@ import { loadConfig, type Config, type LoadConfigOptions } from './config';
 
 /**
  * The knobs the operator commands (`npm run token`, `npm run limits`) read:
- * the tiers (to check `--tier`), the token store and its overrides. Nothing
+ * the tiers (to check `--tier`), the token store and its overrides, the
+ * trusted issuers (to name a signed-in caller by `--issuer`/`--subject`). Nothing
  * of the backend or the gateway: a laptop that creates tokens has no Redis
  * password or upstream credential, and must not need one.
  */
@@ -20,6 +21,8 @@ export const OPERATOR_KNOBS = [
   'FIREBASE_DATABASE_EMULATOR_HOST',
   'FIRESTORE_EMULATOR_HOST',
   'GOOGLE_CLOUD_PROJECT',
+  'AUTH_ISSUERS_FILE',
+  'FIREBASE_AUTH_PROJECT_ID',
 ] as const;
 
 export interface OperatorConfig {
