@@ -27,6 +27,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'algorithms', file: 'algorithms-bench', exportName: 'runAlgorithmsBench' },
   { name: 'upstream-hot-key', file: 'upstream-hot-key-bench', exportName: 'runUpstreamHotKeyBench' },
   { name: 'mcp-call', file: 'mcp-call-bench', exportName: 'runMcpCallBench' },
+  { name: 'gateway', file: 'gateway-bench', exportName: 'runGatewayBench' },
 ];
 
 type Runner = () => Promise<BenchTable>;
