@@ -54,7 +54,9 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       // A tool the model can see failed: it reads the words and may try again; the upstream's own text is never passed on.
-      logger.warn('upstream tools/call failed', { event: 'gateway.call_failed', tool: name, tokenId: context.token.id, kind: error.kind, code: error.code });
+      // An upstream that cannot be reached or used is warned of once per outage (gateway.upstream_down), not per call.
+      const log = error.kind === 'unreachable' || error.kind === 'refused' ? logger.debug : logger.warn;
+      log.call(logger, 'upstream tools/call failed', { event: 'gateway.call_failed', tool: name, tokenId: context.token.id, kind: error.kind, code: error.code });
       if (error.kind === 'protocol' && error.code !== undefined) throw new ProtocolError(error.code, error.message);
       return { isError: true, content: [{ type: 'text', text: `The ${name} tool could not run: ${error.message}. Try again later.` }] };
     }

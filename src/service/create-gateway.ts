@@ -43,6 +43,9 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
     logger: options.logger,
     onListChanged: () => ref.gateway?.invalidate(),
     fetch: options.fetch,
+    maxSessions: config.sessionsMax,
+    sessionIdleMs: config.sessionIdleMs,
+    clock: options.clock,
   });
   const closers: (() => Promise<void>)[] = [() => client.close()];
   let quota: UpstreamQuotaGate | undefined;
