@@ -35,7 +35,7 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
   low.removeRequestHandler('logging/setLevel');
   low.setRequestHandler('logging/setLevel', () => ({}));
 
-  low.setRequestHandler('tools/list', async () => ({ tools: [...ownListed, ...(await upstream(() => gateway.tools())).filter((tool) => !own.has(tool.name))] }));
+  low.setRequestHandler('tools/list', async () => ({ tools: [...ownListed, ...(await gateway.forListing('tools')).filter((tool) => !own.has(tool.name))] }));
 
   low.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
@@ -62,15 +62,15 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
     }
   });
 
-  low.setRequestHandler('resources/list', async () => ({ resources: [LIMITS_RESOURCE, ...(await upstream(() => gateway.resources())).filter((r) => r.uri !== LIMITS_RESOURCE_URI)] }));
-  low.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [...(await upstream(() => gateway.resourceTemplates()))] }));
+  low.setRequestHandler('resources/list', async () => ({ resources: [LIMITS_RESOURCE, ...(await gateway.forListing('resources')).filter((r) => r.uri !== LIMITS_RESOURCE_URI)] }));
+  low.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [...(await gateway.forListing('templates'))] }));
   low.setRequestHandler('resources/read', async (request, ctx) => {
     const { uri } = request.params;
     if (uri === LIMITS_RESOURCE_URI) return { contents: [{ uri, mimeType: 'application/json', text: limitsText }] };
     const context = toolContextOf(ctx);
     return upstream(() => gateway.readResource(context?.token.id ?? '', uri, ctx.mcpReq.signal));
   });
-  low.setRequestHandler('prompts/list', async () => ({ prompts: [...(await upstream(() => gateway.prompts()))] }));
+  low.setRequestHandler('prompts/list', async () => ({ prompts: [...(await gateway.forListing('prompts'))] }));
   low.setRequestHandler('prompts/get', async (request, ctx) => {
     const context = toolContextOf(ctx);
     return upstream(() => gateway.getPrompt(context?.token.id ?? '', request.params.name, request.params.arguments, ctx.mcpReq.signal));
