@@ -1,5 +1,7 @@
 import type {
   CallToolResult,
+  CompleteRequestParams,
+  CompleteResult,
   LoggingMessageNotification,
   Progress,
   GetPromptResult,
@@ -118,6 +120,11 @@ export class Gateway {
 
   async getPrompt(tokenId: string, name: string, args: Record<string, string> | undefined, signal?: AbortSignal): Promise<GetPromptResult> {
     return this.options.client.request(tokenId, (client, o) => client.getPrompt({ name, arguments: args }, o), signal);
+  }
+
+  /** Relays one completion/complete for `tokenId` on its session (the upstream offered `completions`). */
+  async complete(tokenId: string, params: CompleteRequestParams, signal?: AbortSignal): Promise<CompleteResult> {
+    return this.options.client.request(tokenId, (client, o) => client.complete(params, o), signal);
   }
 
   /**

@@ -32,7 +32,14 @@ export function buildMcpServer(config: Config, tools: readonly ToolDefinition[],
   if (gateway !== undefined) {
     // In front of an upstream the lists are the upstream's too; they may change, but a stateless server has no stream to say so on.
     const server = new McpServer(SERVER_INFO, {
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} },
+      capabilities: {
+        tools: { listChanged: false },
+        resources: { listChanged: false },
+        prompts: { listChanged: false },
+        logging: {},
+        // Relayed (src/mcp/gateway-handlers.ts) only when the upstream offers them.
+        ...(gateway.offered('completions') ? { completions: {} } : {}),
+      },
       instructions: `${INSTRUCTIONS} The other tools are served by an upstream MCP server behind firelimit; a call of one may answer status "reserved" with a time to call again.`,
       ...revisions,
     });

@@ -70,6 +70,14 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
     const context = toolContextOf(ctx);
     return upstream(() => gateway.readResource(context?.token.id ?? '', uri, ctx.mcpReq.signal));
   });
+  // Relayed only when the upstream offered completions when firelimit booted (the server is built once, ADR 0022):
+  // advertised then, by buildMcpServer; otherwise the method stays unknown (-32601).
+  if (gateway.offered('completions')) {
+    low.setRequestHandler('completion/complete', async (request, ctx) => {
+      const context = toolContextOf(ctx);
+      return upstream(() => gateway.complete(context?.token.id ?? '', request.params, ctx.mcpReq.signal));
+    });
+  }
   low.setRequestHandler('prompts/list', async () => ({ prompts: [...(await gateway.forListing('prompts'))] }));
   low.setRequestHandler('prompts/get', async (request, ctx) => {
     const context = toolContextOf(ctx);

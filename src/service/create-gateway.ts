@@ -77,7 +77,11 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
   const gateway = new Gateway({ client, listTtlMs: config.listTtlMs, clock: options.clock, quota, events: options.metrics, logger: options.logger });
   ref.gateway = gateway;
   // Only once the upstream answered: asking a down upstream for its list would hold the boot for its timeout.
-  if (await client.warmUp()) await warnOfUnlistedQuotaTools(gateway, config, options.logger);
+  if (await client.warmUp()) {
+    // What the upstream offers decides what the servers, built once after this, advertise (completions).
+    await gateway.learnCapabilities();
+    await warnOfUnlistedQuotaTools(gateway, config, options.logger);
+  }
   return { gateway, close: async () => void (await Promise.allSettled(closers.map((close) => close()))) };
 }
 

@@ -1,4 +1,4 @@
-import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { TOKEN_ID_HEADER } from '../../src/gateway/upstream-client';
 import { connect, startFirelimit, textOf, type RunningFirelimit } from '../support/gateway-harness';
 import { GOOD_SECRET, TEST_TOKEN } from '../support/mcp-test-app';
