@@ -182,7 +182,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
         logger,
         clock: options.clock,
       }),
-      developersPage: createDevelopersHandler(config),
+      developersPage: createDevelopersHandler(config, { upstreamTools: () => gateway?.lastListedTools() }),
       chargeEvents: new ChargeMetrics(metrics.registry),
       overrides: overrides.current,
       tools: options.tools,

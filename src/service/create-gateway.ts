@@ -53,6 +53,12 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
     const limitStore = await options.limitStore();
     closers.push(() => limitStore.close());
     const shared = await createUpstreamQuotaStore(limitStore, options.firebaseApp);
+    if (shared.backend === 'memory') {
+      // The page says so too: a quota the operator set for the whole service is, here, each instance's.
+      options.logger.warn('the upstream quota is kept in memory: it holds per instance, so N instances can send the upstream N times UPSTREAM_RATE; set RATE_LIMIT_BACKEND=redis or rtdb to share it', {
+        event: 'config.upstream_quota_per_instance',
+      });
+    }
     // Memory cannot be down; a shared backend gets the limiter's deadline and outage handling (ADR 0040).
     const store =
       shared.backend === 'memory'
