@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Client, ProtocolError, ProtocolErrorCode, StreamableHTTPClientTransport, type LoggingMessageNotification, type ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../shared/logger';
 import { boundedFetch, UPSTREAM_MAX_ANSWER_BYTES } from './bounded-fetch';
+import { secretsOfUpstreamAuthorization } from './caller-facing-text';
 import { isForgottenSession } from './forgotten-session';
 import { SessionPool } from './session-pool';
 import { UpstreamConnection, type OpenedClient } from './upstream-connection';
@@ -78,10 +79,13 @@ export class UpstreamClient {
   private readonly clock: () => number;
   readonly health: UpstreamHealth;
   private readonly sweeper: NodeJS.Timeout;
+  /** What the upstream could echo of our credential, masked in the text a caller gets. */
+  private readonly secrets: readonly string[];
 
   constructor(private readonly options: UpstreamClientOptions) {
     this.fetchBounded = boundedFetch(options.fetch ?? fetch, { deadlineMs: options.timeoutMs, maxAnswerBytes: UPSTREAM_MAX_ANSWER_BYTES });
     this.clock = options.clock ?? Date.now;
+    this.secrets = secretsOfUpstreamAuthorization(options.authorization);
     this.health = new UpstreamHealth(options.logger, this.clock);
     // Outside any caller: the shared connection, and the standalone stream it opens, belong to no one call.
     this.shared = new UpstreamConnection(() => this.caller.exit(() => this.connect(this.fetchUpstream)));
@@ -109,7 +113,7 @@ export class UpstreamClient {
       await this.shared.client();
       return true;
     } catch (error) {
-      const kind = upstreamErrorOf(error, this.options.timeoutMs).kind;
+      const kind = upstreamErrorOf(error, this.options.timeoutMs, this.secrets).kind;
       this.options.logger.warn('upstream MCP server not reachable at startup; calls fail until it is', { event: 'gateway.upstream_not_ready', kind });
       // The boot warning is this outage's one line.
       this.health.failed(kind, true);
@@ -143,7 +147,7 @@ export class UpstreamClient {
       connection = await this.connectionFor(tokenId);
       client = await connection.client();
     } catch (error) {
-      const failure = upstreamErrorOf(error, this.options.timeoutMs);
+      const failure = upstreamErrorOf(error, this.options.timeoutMs, this.secrets);
       this.health.failed(failure.kind, true);
       throw failure;
     }
@@ -159,7 +163,7 @@ export class UpstreamClient {
         await connection.drop(client);
         return this.attempt(tokenId, call, signal, false);
       }
-      const failure = upstreamErrorOf(error, this.options.timeoutMs);
+      const failure = upstreamErrorOf(error, this.options.timeoutMs, this.secrets);
       if (failure.kind === 'protocol') this.health.succeeded();
       else this.health.failed(failure.kind, false);
       // A connection may carry several calls: one that timed out, was refused or was answered with something that is
@@ -217,7 +221,7 @@ export class UpstreamClient {
       throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `${request.method} is not relayed: firelimit, the gateway in front of this server, does not pass requests to its callers`);
     };
     client.onerror = (error) => {
-      this.options.logger.debug('upstream MCP connection reported an error', { event: 'gateway.upstream_error', kind: upstreamErrorOf(error, this.options.timeoutMs).kind });
+      this.options.logger.debug('upstream MCP connection reported an error', { event: 'gateway.upstream_error', kind: upstreamErrorOf(error, this.options.timeoutMs, this.secrets).kind });
     };
     let timer: NodeJS.Timeout | undefined;
     try {
