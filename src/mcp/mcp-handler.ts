@@ -13,7 +13,7 @@ import { authInfoFor } from './call-context';
 import { LegacyExchange } from './legacy-exchange';
 import { isPlainModernRequest, MODERN_REVISION, ModernExchange } from './modern-exchange';
 import { McpServerPool } from './mcp-server-pool';
-import { progressIfStreamed, RelatedStream } from './related-stream';
+import { DEFAULT_RELAY_BOUNDS, progressIfStreamed, RelatedStream } from './related-stream';
 import type { ToolContext, ToolDefinition } from './tool-registry';
 import { tools as defaultTools } from './tools';
 import { sendWebResponse, webRequestOf } from './web-exchange';
@@ -108,7 +108,9 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
         await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: body }));
         return;
       }
-      const stream = RelatedStream.for(res, body);
+      const stream = RelatedStream.for(res, body, DEFAULT_RELAY_BOUNDS, (why) =>
+        options.logger.warn('relayed stream cut: its caller does not read it', { event: 'mcp.relay_cut', why, tokenId: token.id }),
+      );
       const answer = await (await legacy).answer(body, authInfo, abort.signal, stream?.sink);
       if (answer.status === 'abandoned') return;
       if (answer.status === 202) {
