@@ -2,13 +2,15 @@ import type { Logger } from '../shared/logger';
 import type { UpstreamFailureKind } from './upstream-error';
 
 /**
- * Failures that say the upstream cannot be reached or used at all, rather
- * than that one call went wrong: no connection, or an HTTP refusal (a 401, a
- * 5xx, a 400 to every call). A timeout, a JSON-RPC error or an answer that is
- * not MCP is about that call; a connection that cannot be opened at all is an
- * outage whatever its kind (the caller reports it with `connecting`).
+ * Failures that say the upstream cannot be reached or used, rather than that
+ * one call went wrong: no connection, an HTTP refusal (a 401, a 5xx, a 400 to
+ * every call), no answer in time (a frozen or overloaded server looks like
+ * nothing else; a single slow tool starts an "outage" that its next answered
+ * call ends, still two lines). A JSON-RPC error or an answer that is not MCP
+ * is about that call; a connection that cannot be opened at all is an outage
+ * whatever its kind (the caller reports it with `connecting`).
  */
-const OUTAGE_KINDS: ReadonlySet<UpstreamFailureKind> = new Set(['unreachable', 'refused']);
+export const OUTAGE_KINDS: ReadonlySet<UpstreamFailureKind> = new Set(['unreachable', 'refused', 'timeout']);
 
 /**
  * Whether the gateway can use its upstream, logged once per outage: a
@@ -36,7 +38,7 @@ export class UpstreamHealth {
     this.failures += 1;
     if (this.downSinceMs !== undefined) return true;
     this.downSinceMs = this.clock();
-    this.logger.warn('upstream MCP server cannot be used; calls that need it fail until it answers again (logged once per outage)', {
+    this.logger.warn('upstream MCP server cannot be reached or used, or does not answer in time; calls that need it fail until it answers again (logged once per outage)', {
       event: 'gateway.upstream_down',
       kind,
     });

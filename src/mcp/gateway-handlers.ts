@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../config/config';
 import type { ForwardedCall, Gateway } from '../gateway/gateway';
 import { UpstreamError } from '../gateway/upstream-error';
+import { OUTAGE_KINDS } from '../gateway/upstream-health';
 import { SHARED_QUOTA_NAME } from '../gateway/upstream-quota-gate';
 import type { UpstreamRejection } from '../limiter/upstream/upstream-schedule';
 import type { Logger } from '../shared/logger';
@@ -55,7 +56,7 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
       if (!(error instanceof UpstreamError)) throw error;
       // A tool the model can see failed: it reads the words and may try again; the upstream's own text is never passed on.
       // An upstream that cannot be reached or used is warned of once per outage (gateway.upstream_down), not per call.
-      const log = error.kind === 'unreachable' || error.kind === 'refused' ? logger.debug : logger.warn;
+      const log = OUTAGE_KINDS.has(error.kind) ? logger.debug : logger.warn;
       log.call(logger, 'upstream tools/call failed', { event: 'gateway.call_failed', tool: name, tokenId: context.token.id, kind: error.kind, code: error.code });
       if (error.kind === 'protocol' && error.code !== undefined) throw new ProtocolError(error.code, error.message);
       return { isError: true, content: [{ type: 'text', text: `The ${name} tool could not run: ${error.message}. Try again later.` }] };

@@ -103,4 +103,25 @@ describe('in front of the real server-everything, each integrator has its own up
       await b.close();
     }
   });
+
+  it('a frozen upstream (SIGSTOP): calls time out, one WARNING for the outage, and it is served again once thawed', async () => {
+    const a = await connect(firelimit.url);
+    try {
+      await a.callTool({ name: 'echo', arguments: { message: 'before' } });
+      const warningsBefore = firelimit.logger.entries.filter((e) => e.fields?.event === 'gateway.upstream_down').length;
+      upstream.suspend();
+      try {
+        const results = (await Promise.all([1, 2, 3].map((i) => a.callTool({ name: 'echo', arguments: { message: `frozen ${i}` } })))) as CallToolResult[];
+        expect(results.map((r) => r.isError)).toEqual([true, true, true]);
+        expect(textOf(results[0] as CallToolResult)).toMatch(/did not answer within 3000 ms/);
+      } finally {
+        upstream.resume();
+      }
+      expect(firelimit.logger.entries.filter((e) => e.fields?.event === 'gateway.upstream_down').length).toBe(warningsBefore + 1);
+      expect(firelimit.logger.entries.filter((e) => e.severity === 'WARNING' && e.fields?.event === 'gateway.call_failed')).toEqual([]);
+      expect(textOf((await a.callTool({ name: 'echo', arguments: { message: 'thawed' } })) as CallToolResult)).toBe('Echo: thawed');
+    } finally {
+      await a.close();
+    }
+  });
 });
