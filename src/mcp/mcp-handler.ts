@@ -91,6 +91,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     const authInfo = authInfoFor(context);
     const body = progressIfStreamed(req.body, req.headers.accept);
     const abort = new AbortController();
+    const relayCut = (why: string): void => options.logger.warn('relayed stream cut: its caller does not read it', { event: 'mcp.relay_cut', why, tokenId: token.id });
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
@@ -105,12 +106,10 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
             return;
           }
         }
-        await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: body }));
+        await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: body }), relayCut);
         return;
       }
-      const stream = RelatedStream.for(res, body, DEFAULT_RELAY_BOUNDS, (why) =>
-        options.logger.warn('relayed stream cut: its caller does not read it', { event: 'mcp.relay_cut', why, tokenId: token.id }),
-      );
+      const stream = RelatedStream.for(res, body, DEFAULT_RELAY_BOUNDS, relayCut);
       const answer = await (await legacy).answer(body, authInfo, abort.signal, stream?.sink);
       if (answer.status === 'abandoned') return;
       if (answer.status === 202) {

@@ -166,6 +166,80 @@ export class RelatedStream {
   }
 }
 
+/**
+ * The 2026-07-28 path: the SDK's own entry answers with a web stream of SSE
+ * events (its notifications, then the answer), passed on here as it comes,
+ * under the same bounds as RelatedStream, except that the chunks are the
+ * SDK's (no progress to coalesce) and the answer rides in them: a stream is
+ * cut when it would hold more than `callBytes` plus `answerBytes` unread, or
+ * stays past `backpressureBytes` unread for `stallMs`, or would take the
+ * instance past `instanceBytes`. Cut: the reader is cancelled and the
+ * connection destroyed (cancelling the call). Resolves when done either way.
+ */
+export async function pipeBoundedStream(
+  res: Response,
+  body: AsyncIterable<Uint8Array>,
+  answerBytes: number,
+  bounds: RelayBounds = DEFAULT_RELAY_BOUNDS,
+  onCut: (why: string) => void = () => undefined,
+): Promise<void> {
+  let accounted = 0;
+  const account = (): void => {
+    const now = res.destroyed ? 0 : res.writableLength;
+    unreadOnInstance += now - accounted;
+    accounted = now;
+  };
+  let stallTimer: NodeJS.Timeout | undefined;
+  let cutWhy: string | undefined;
+  const cut = (why: string): void => {
+    if (cutWhy !== undefined) return;
+    cutWhy = why;
+    clearTimeout(stallTimer);
+    onCut(why);
+    res.destroy();
+  };
+  const drained = (): void => {
+    account();
+    clearTimeout(stallTimer);
+    stallTimer = undefined;
+  };
+  res.on('drain', drained);
+  try {
+    for await (const chunk of body) {
+      if (res.destroyed || cutWhy !== undefined) break;
+      if (res.writableLength + chunk.byteLength > bounds.callBytes + answerBytes) {
+        cut('the caller did not read its stream (per-call bound)');
+        break;
+      }
+      if (unreadOnInstance + chunk.byteLength > bounds.instanceBytes) {
+        cut('relayed streams hold too much unread on this instance (per-instance bound)');
+        break;
+      }
+      res.write(chunk);
+      account();
+      if (res.writableLength >= bounds.backpressureBytes && stallTimer === undefined) {
+        stallTimer = setTimeout(() => cut(`the caller did not read its stream for ${bounds.stallMs} ms`), bounds.stallMs);
+        stallTimer.unref();
+      }
+    }
+    if (!res.destroyed) res.end();
+  } finally {
+    clearTimeout(stallTimer);
+    res.off('drain', drained);
+    // What the socket still holds is given back when it closes (or now, if it already has).
+    if (res.destroyed) {
+      unreadOnInstance -= accounted;
+      accounted = 0;
+    } else {
+      res.once('close', () => {
+        unreadOnInstance -= accounted;
+        accounted = 0;
+      });
+      res.once('finish', account);
+    }
+  }
+}
+
 function event(message: JSONRPCNotification | JsonRpcAnswer): string {
   return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 }

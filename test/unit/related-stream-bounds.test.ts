@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import type { Response } from 'express';
-import { relayedUnreadBytes, RelatedStream, type RelayBounds } from '../../src/mcp/related-stream';
+import { pipeBoundedStream, relayedUnreadBytes, RelatedStream, type RelayBounds } from '../../src/mcp/related-stream';
 
 /** A response whose client reads only when told: each write waits until `read()` takes it (a socket that is never drained). */
 function stalledResponse(): { res: Response; read: () => void; written: string[] } {
@@ -74,5 +74,43 @@ describe('a relayed stream whose caller does not read it is bounded', () => {
       expect(relayedUnreadBytes()).toBe(before);
       resolve();
     }));
+  });
+});
+
+/** An SDK stream that never ends: an upstream reporting progress as fast as it can. */
+async function* endless(chunkBytes: number): AsyncGenerator<Uint8Array> {
+  const chunk = new Uint8Array(chunkBytes).fill(120);
+  for (;;) {
+    yield chunk;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('the 2026-07-28 stream from the SDK entry, passed on under the same bounds', () => {
+  it('an endless stream to a caller that never reads is cut at the per-call bound plus the answer cap, and the pipe ends', async () => {
+    const { res } = stalledResponse();
+    const why: string[] = [];
+    await pipeBoundedStream(res, endless(512), 2048, { backpressureBytes: 1 << 20, callBytes: 4096, instanceBytes: 1 << 30, stallMs: 60_000 }, (reason) => why.push(reason));
+    expect(res.destroyed).toBe(true);
+    expect(why).toEqual([expect.stringContaining('per-call bound')]);
+  });
+
+  it('a caller that stops reading is cut after stallMs, however little is waiting', async () => {
+    const { res } = stalledResponse();
+    const why: string[] = [];
+    await pipeBoundedStream(res, endless(64), 1 << 20, { backpressureBytes: 100, callBytes: 1 << 20, instanceBytes: 1 << 30, stallMs: 50 }, (reason) => why.push(reason));
+    expect(why).toEqual([expect.stringContaining('for 50 ms')]);
+  });
+
+  it('a caller that reads gets the whole stream, ended', async () => {
+    const chunks: string[] = [];
+    const res = Object.assign(new Writable({ write: (chunk: Buffer, _e, done) => { chunks.push(chunk.toString()); done(); } }), { statusCode: 0, setHeader: () => undefined, flushHeaders: () => undefined }) as unknown as Response;
+    async function* three(): AsyncGenerator<Uint8Array> {
+      for (const text of ['a', 'b', 'c']) yield new TextEncoder().encode(text);
+    }
+    await pipeBoundedStream(res, three(), 1024, { backpressureBytes: 10, callBytes: 100, instanceBytes: 1 << 30, stallMs: 50 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(chunks.join('')).toBe('abc');
+    expect(res.writableEnded).toBe(true);
   });
 });
