@@ -27,7 +27,11 @@ function toolQuotaRows(upstream: UpstreamConfig): SafeHtml {
 export function upstreamSection(config: Config, listed: readonly UpstreamToolFact[] | undefined): SafeHtml {
   const upstream = config.upstream;
   if (upstream === undefined) return html``;
-  const relayed = html`${upstreamToolRows(config, listed)}${whileItRuns(upstream)}`;
+  const relayed = html`${upstreamToolRows(config, listed)}
+<p id="upstream-isolation">If the upstream server keeps sessions, your calls reach it in a session of your token's own: what
+another token does in its session (a resource it created, a setting it changed) is not visible to you, nor yours to it. The
+tool, resource and prompt lists are the same for every token.</p>
+${whileItRuns(upstream)}`;
   const q = upstream.quota;
   const anyQuota = anyUpstreamQuota(upstream);
   if (anyQuota === undefined) {

@@ -82,6 +82,13 @@ describe('/developers in gateway mode tells the truth (issue 17 item 8)', () => 
     expect(text).not.toContain('Second line.');
   });
 
+  it('says what the gateway isolates per token and what every token shares', () => {
+    const text = render({ UPSTREAM_MCP_URL: 'http://u.example/mcp' });
+    expect(text).toContain('id="upstream-isolation"');
+    expect(text).toContain("a session of your token's own");
+    expect(text).toContain('lists are the same for every token');
+  });
+
   it('says when the upstream has not listed its tools yet', () => {
     expect(render({ UPSTREAM_MCP_URL: 'http://u.example/mcp' })).toContain('has not listed its tools to this instance yet');
   });
