@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { startEverythingUpstream, startRecordingProxy } from '../support/everything-upstream';
-import { connect, startFirelimit, textOf } from '../support/gateway-harness';
+import { connect, eventually, startFirelimit, textOf } from '../support/gateway-harness';
 
 jest.setTimeout(60_000);
 
@@ -33,6 +33,25 @@ describe('the upstream session pool under parallel bursts from more tokens than 
       await Promise.all(clients.map((client) => client.close()));
       await firelimit.stop();
       await proxy.close();
+      await upstream.close();
+    }
+  });
+
+  it("on shutdown every session firelimit opened is ended upstream: the shared one and each token's", async () => {
+    const upstream = await startEverythingUpstream();
+    const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: upstream.url }, { tokens: TOKENS });
+    const secrets = Object.keys(TOKENS).slice(0, 2);
+    const clients = await Promise.all(secrets.map((secret) => connect(firelimit.url, undefined, secret)));
+    try {
+      for (const client of clients) await client.callTool({ name: 'echo', arguments: { message: 'opens a session' } });
+      await Promise.all(clients.map((client) => client.close()));
+      const ended = (): number => upstream.output().split('Received session termination request').length - 1;
+      expect(ended()).toBe(0);
+      await firelimit.stop();
+      // The server's log line reaches us through its stdout pipe, a moment after its answer.
+      await eventually('three sessions ended upstream', () => ended() >= 3);
+      expect(ended()).toBe(3);
+    } finally {
       await upstream.close();
     }
   });
