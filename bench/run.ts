@@ -29,6 +29,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'mcp-call', file: 'mcp-call-bench', exportName: 'runMcpCallBench' },
   { name: 'overrides', file: 'overrides-bench', exportName: 'runOverridesBench' },
   { name: 'sign-in', file: 'sign-in-bench', exportName: 'runSignInBench' },
+  { name: 'gateway', file: 'gateway-bench', exportName: 'runGatewayBench' },
 ];
 
 type Runner = () => Promise<BenchTable>;

@@ -277,6 +277,14 @@ export const knobs = {
     durationMs(0, 3_600_000).default(60_000),
     "set UPSTREAM_LIST_TTL_MS to how long the upstream's tool, resource and prompt lists are cached, in ms, e.g. 60000 (0: ask every time)",
   ),
+  UPSTREAM_SESSIONS_MAX: knob(
+    wholeNumber('a number of sessions', 1, 100_000).default(256),
+    "set UPSTREAM_SESSIONS_MAX to the most callers' sessions kept open on the upstream at once, e.g. 256; past it the least recently used is ended",
+  ),
+  UPSTREAM_SESSION_IDLE_MS: knob(
+    durationMs(1000, 86_400_000).default(300_000),
+    "set UPSTREAM_SESSION_IDLE_MS to how long a caller's upstream session may go unused before it is ended, in ms, e.g. 300000",
+  ),
   UPSTREAM_RATE: knob(upstreamRate, 'set UPSTREAM_RATE to the calls the upstream allows per window, e.g. 15/min or 2/s, or unset it for no upstream quota'),
   UPSTREAM_HEADROOM: knob(
     z.number({ error: 'expected a fraction' }).gt(0, { error: 'expected a fraction above 0 and at most 1' }).max(1, { error: 'expected a fraction above 0 and at most 1' })

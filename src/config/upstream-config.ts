@@ -11,6 +11,10 @@ export interface UpstreamConfig {
   readonly authorization: string | undefined;
   readonly timeoutMs: number;
   readonly listTtlMs: number;
+  /** UPSTREAM_SESSIONS_MAX: the most callers' upstream sessions open at once (docs/adr/0050). */
+  readonly sessionsMax: number;
+  /** UPSTREAM_SESSION_IDLE_MS: a caller's upstream session unused this long is ended. */
+  readonly sessionIdleMs: number;
   /** UPSTREAM_RATE set: the shared quota every forwarded tools/call is scheduled on. */
   readonly quota: UpstreamQuotaConfig | undefined;
   /** The limits file's `upstream.tools`: a tool's own quota, scheduled as well as the shared one (docs/adr/0037). */
@@ -106,6 +110,8 @@ export function upstreamOf(
     authorization,
     timeoutMs: v.UPSTREAM_TIMEOUT_MS,
     listTtlMs: v.UPSTREAM_LIST_TTL_MS,
+    sessionsMax: v.UPSTREAM_SESSIONS_MAX,
+    sessionIdleMs: v.UPSTREAM_SESSION_IDLE_MS,
     quota: quotaOf(rate === undefined ? undefined : { ...rate, dailyBudget: v.UPSTREAM_DAILY_BUDGET }),
     toolQuotas,
   };

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { Config } from '../config/config';
 import { baseUrlOf } from '../http/base-url';
 import { clientRefusalSection } from './developers-clients';
-import { upstreamSection } from './developers-upstream';
+import { upstreamSection, type UpstreamToolFact } from './developers-upstream';
 import { developersFacts } from './developers-facts';
 import {
   examplesSection,
@@ -22,6 +22,13 @@ export interface DevelopersPageOptions {
   readonly baseUrl: string;
   /** Instant for the example header values; default a fixed example instant, so rendering is pure. */
   readonly nowMs?: number;
+  /** Gateway mode: the upstream's tools as last listed (undefined before the first list). */
+  readonly upstreamTools?: readonly UpstreamToolFact[];
+}
+
+export interface DevelopersHandlerOptions {
+  /** Gateway mode: the upstream's tools from the last good list, read on each render. */
+  readonly upstreamTools?: () => readonly UpstreamToolFact[] | undefined;
 }
 
 /**
@@ -58,7 +65,7 @@ ${costsSection(f.calls)}
 ${sharingSection(f)}
 ${headersSection(f)}
 ${refusalSection(f)}
-${upstreamSection(config.upstream)}
+${upstreamSection(config, options.upstreamTools)}
 ${clientRefusalSection(f)}
 ${signInSection(config.auth, f.mcpUrl)}
 ${tokenSection(f)}
@@ -79,9 +86,10 @@ const CONTENT_SECURITY_POLICY = [
 ].join('; ');
 
 /** GET /developers. */
-export function createDevelopersHandler(config: Config): RequestHandler {
+export function createDevelopersHandler(config: Config, handlerOptions: DevelopersHandlerOptions = {}): RequestHandler {
   return function developersPage(req, res): void {
-    const page = renderDevelopersPage(config, { baseUrl: baseUrlOf(req, config.port), nowMs: Date.now() });
+    const upstreamTools = handlerOptions.upstreamTools?.();
+    const page = renderDevelopersPage(config, { baseUrl: baseUrlOf(req, config.port), nowMs: Date.now(), ...(upstreamTools === undefined ? {} : { upstreamTools }) });
     res
       .status(200)
       .set({

@@ -1,4 +1,5 @@
-import { anyUpstreamQuota, upstreamIntervalMs, type UpstreamConfig } from '../config/config';
+import { anyUpstreamQuota, upstreamIntervalMs, type Config, type UpstreamConfig } from '../config/config';
+import { defaultCostOf } from '../policies/free-calls';
 import { html, type SafeHtml } from './html';
 
 const UNIT_WORDS: Readonly<Record<number, string>> = { 1000: 'second', 60_000: 'minute', 3_600_000: 'hour', 86_400_000: 'day' };
@@ -23,9 +24,14 @@ function toolQuotaRows(upstream: UpstreamConfig): SafeHtml {
  * (or their model) to do. Only rendered with UPSTREAM_MCP_URL; every figure
  * is the configured one.
  */
-export function upstreamSection(upstream: UpstreamConfig | undefined): SafeHtml {
+export function upstreamSection(config: Config, listed: readonly UpstreamToolFact[] | undefined): SafeHtml {
+  const upstream = config.upstream;
   if (upstream === undefined) return html``;
-  const relayed = whileItRuns(upstream);
+  const relayed = html`${upstreamToolRows(config, listed)}
+<p id="upstream-isolation">If the upstream server keeps sessions, your calls reach it in a session of your token's own: what
+another token does in its session (a resource it created, a setting it changed) is not visible to you, nor yours to it. The
+tool, resource and prompt lists are the same for every token.</p>
+${whileItRuns(upstream)}`;
   const q = upstream.quota;
   const anyQuota = anyUpstreamQuota(upstream);
   if (anyQuota === undefined) {
@@ -44,7 +50,7 @@ server. The tools below reach services with quotas of their own, which every tok
       : html`<p>Besides <code>rate_limit_status</code> and <code>whoami</code>, the tools listed are served by an upstream MCP server
 that allows <strong data-figure="upstream-rate">${rateWords(q.limit, q.windowMs)}</strong> for the whole service, every
 token together. This service uses ${Math.round(q.headroom * 100)}% of it: one upstream call every
-<strong data-figure="upstream-interval-ms">${upstreamIntervalMs(q)}</strong> ms at most, across every instance${q.dailyBudget === undefined ? '' : html`, and at most <strong data-figure="upstream-daily-budget">${q.dailyBudget}</strong> a day (UTC)`}.</p>
+<strong data-figure="upstream-interval-ms">${upstreamIntervalMs(q)}</strong> ms at most, ${config.rateLimit.backend === 'memory' ? html`<strong data-figure="upstream-quota-scope">on each instance</strong> (this deployment keeps the quota in each instance's memory, so N instances can send N times that)` : html`<span data-figure="upstream-quota-scope">across every instance</span>`}${q.dailyBudget === undefined ? '' : html`, and at most <strong data-figure="upstream-daily-budget">${q.dailyBudget}</strong> a day (UTC)`}.</p>
 ${upstream.toolQuotas.size === 0 ? '' : html`<p>Some tools reach services with quotas of their own. A call to one of them needs a slot on its own quota and on the shared one:</p>`}`;
   return html`<section aria-labelledby="upstream">
 <h2 id="upstream">${q === undefined ? 'Upstream quotas' : 'The shared upstream quota'}</h2>
@@ -76,11 +82,45 @@ function whileItRuns(upstream: UpstreamConfig): SafeHtml {
 response, with the upstream's <code>notifications/progress</code> for your call under your token, its
 <code>notifications/message</code> for your call (from protocol 2026-07-28 only at or above the
 <code>io.modelcontextprotocol/logLevel</code> your request names), then the result. Without a progress token the answer
-is plain JSON. The whole call still ends within <span data-figure="upstream-timeout-ms">${upstream.timeoutMs}</span> ms,
-progress or not.</p>
+is plain JSON. The whole call still ends within ${
+    anyUpstreamQuota(upstream) === undefined
+      ? html`<span data-figure="upstream-timeout-ms">${upstream.timeoutMs}</span> ms`
+      : html`<span data-figure="upstream-call-bound-ms">${callBoundMs(upstream)}</span> ms (at most ${anyUpstreamQuota(upstream)?.holdMs ?? 0} ms waiting for its slot, then <span data-figure="upstream-timeout-ms">${upstream.timeoutMs}</span> ms upstream)`
+  }, progress or not.
+A client that does not read the stream it asked for is cut off once the service holds too much of it unread: the call
+then ends with an error saying so.</p>
 <p>Nothing is sent outside a call: no <code>list_changed</code> (the lists are refreshed at least every
 <span data-figure="upstream-list-ttl-ms">${upstream.listTtlMs}</span> ms; list them again to see a change) and no
 log messages from between calls. Requests from the upstream server to its client (sampling, elicitation, roots) are
 never passed on to you, whatever your client offers: the upstream is refused (a server without sessions cannot even
 hear that, and the call ends at its ${upstream.timeoutMs} ms deadline).</p>`;
+}
+
+/** An upstream tool as the page lists it: its name and the first line of its description. */
+export interface UpstreamToolFact {
+  readonly name: string;
+  readonly description?: string;
+}
+
+/** The longest a forwarded call can take: its hold for a slot, then the upstream's deadline. */
+export function callBoundMs(upstream: UpstreamConfig): number {
+  return (anyUpstreamQuota(upstream)?.holdMs ?? 0) + upstream.timeoutMs;
+}
+
+const MAX_LISTED_TOOLS = 200;
+const MAX_DESCRIPTION_CHARS = 160;
+
+/** The upstream's tools from the last list, with what a call of each costs of your limit (rules above may add). */
+function upstreamToolRows(config: Config, listed: readonly UpstreamToolFact[] | undefined): SafeHtml {
+  if (listed === undefined) {
+    return html`<p>The upstream server has not listed its tools to this instance yet; <code>tools/list</code> shows them once it has.</p>`;
+  }
+  const tools = [...listed].sort((a, b) => a.name.localeCompare(b.name)).slice(0, MAX_LISTED_TOOLS);
+  const rows = tools.map((tool) => {
+    const cost = config.rateLimit.calls.costs.get(tool.name) ?? defaultCostOf({ method: 'tools/call', tool: tool.name });
+    const description = (tool.description ?? '').split('\n')[0]?.slice(0, MAX_DESCRIPTION_CHARS) ?? '';
+    return html`<tr><td><code>${tool.name}</code></td><td class="num" data-figure="upstream-tool-cost-${tool.name}">${cost}</td><td>${description}</td></tr>`;
+  });
+  return html`<div class="table-wrap"><table><caption class="lede">The upstream's tools (as it last listed them: ${listed.length})</caption>
+<thead><tr><th scope="col">Tool</th><th scope="col">Units per call</th><th scope="col">What it does (the upstream's words)</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }

@@ -1,5 +1,7 @@
 import type {
   CallToolResult,
+  CompleteRequestParams,
+  CompleteResult,
   LoggingMessageNotification,
   Progress,
   GetPromptResult,
@@ -11,6 +13,7 @@ import type {
   Tool,
 } from '@modelcontextprotocol/client';
 type ResourceTemplate = ListResourceTemplatesResult['resourceTemplates'][number];
+import type { Logger } from '../shared/logger';
 import type { UpstreamCall, UpstreamClient } from './upstream-client';
 import { UpstreamError } from './upstream-error';
 import type { GateAnswer, UpstreamQuotaGate } from './upstream-quota-gate';
@@ -28,6 +31,18 @@ export interface GatewayOptions {
   /** UPSTREAM_RATE or a tool's own quota set: a forwarded tools/call passes the quotas that apply to it first. */
   readonly quota?: UpstreamQuotaGate;
   readonly events?: GatewayEvents;
+  /** Where a list served stale is noted. */
+  readonly logger?: Logger;
+}
+
+/** The upstream's lists, by the name the cache keeps them under. */
+export type UpstreamListName = 'tools' | 'resources' | 'templates' | 'prompts';
+
+interface ListItems {
+  readonly tools: Tool;
+  readonly resources: Resource;
+  readonly templates: ResourceTemplate;
+  readonly prompts: Prompt;
 }
 
 interface Cached<T> {
@@ -59,6 +74,11 @@ export type ForwardedCall = { readonly status: 'called'; readonly result: CallTo
 export class Gateway {
   private readonly cache = new Map<string, Cached<unknown>>();
   private readonly fetching = new Map<string, Promise<unknown>>();
+  /** Each list as last fetched, kept through invalidate() and outages: what is listed while the upstream cannot answer. */
+  private readonly lastGood = new Map<string, Cached<unknown>>();
+  /** Lists now served from lastGood, so the log says so once per outage, not per list call. */
+  private readonly servedStale = new Set<string>();
+  private lastCapabilities: ServerCapabilities | undefined;
   /** Bumped by invalidate(): a fetch begun before it does not refill the cache. */
   private generation = 0;
 
@@ -102,9 +122,62 @@ export class Gateway {
     return this.options.client.request(tokenId, (client, o) => client.getPrompt({ name, arguments: args }, o), signal);
   }
 
-  /** The upstream tool of that name, from the cached list; undefined when the upstream has none. */
+  /** Relays one completion/complete for `tokenId` on its session (the upstream offered `completions`). */
+  async complete(tokenId: string, params: CompleteRequestParams, signal?: AbortSignal): Promise<CompleteResult> {
+    return this.options.client.request(tokenId, (client, o) => client.complete(params, o), signal);
+  }
+
+  /**
+   * The upstream tool of that name, from the cached list; undefined when the upstream has none. With the upstream
+   * failing, from the last good list, so the call is tried (and answered as unreachable) rather than called unknown.
+   */
   async tool(name: string): Promise<Tool | undefined> {
-    return (await this.tools()).find((tool) => tool.name === name);
+    let tools: readonly Tool[];
+    try {
+      tools = await this.tools();
+    } catch (error) {
+      const last = this.lastGood.get('tools') as Cached<readonly Tool[]> | undefined;
+      if (!(error instanceof UpstreamError) || last === undefined) throw error;
+      tools = last.value;
+    }
+    return tools.find((tool) => tool.name === name);
+  }
+
+  /**
+   * A list for a list request: degrade, don't vanish. With the upstream failing, the last good list (or none), so a
+   * client still discovers firelimit's own tools and can ask for its limits; the log says once per outage that the
+   * list is stale (gateway.list_stale), and once when it is fresh again.
+   */
+  async forListing<K extends UpstreamListName>(list: K): Promise<readonly ListItems[K][]> {
+    const fetchers: { readonly [N in UpstreamListName]: () => Promise<readonly ListItems[N][]> } = {
+      tools: () => this.tools(),
+      resources: () => this.resources(),
+      templates: () => this.resourceTemplates(),
+      prompts: () => this.prompts(),
+    };
+    try {
+      const value = await fetchers[list]();
+      if (this.servedStale.delete(list)) this.options.logger?.info('upstream list fresh again', { event: 'gateway.list_fresh', list });
+      return value;
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      const last = this.lastGood.get(list) as Cached<readonly ListItems[K][]> | undefined;
+      if (!this.servedStale.has(list)) {
+        this.servedStale.add(list);
+        this.options.logger?.warn(
+          last === undefined
+            ? 'upstream list unavailable; listing only firelimit\'s own items until the upstream answers'
+            : "upstream list unavailable; serving the last good one (stale) until the upstream answers",
+          { event: 'gateway.list_stale', list, kind: error.kind, ...(last === undefined ? {} : { listedAtMs: last.atMs }) },
+        );
+      }
+      return last?.value ?? [];
+    }
+  }
+
+  /** The upstream's tools as last listed (for /developers); undefined before the first list. */
+  lastListedTools(): readonly Tool[] | undefined {
+    return (this.lastGood.get('tools') as Cached<readonly Tool[]> | undefined)?.value;
   }
 
   /**
@@ -138,7 +211,22 @@ export class Gateway {
 
   private async offers(capability: keyof ServerCapabilities): Promise<boolean> {
     const capabilities = await this.options.client.request(undefined, (client) => Promise.resolve(client.getServerCapabilities()));
+    this.lastCapabilities = capabilities;
     return capabilities?.[capability] !== undefined;
+  }
+
+  /** What the upstream offered when last asked (undefined before it first answered). */
+  offered(capability: keyof ServerCapabilities): boolean {
+    return this.lastCapabilities?.[capability] !== undefined;
+  }
+
+  /** Asks the upstream what it offers (connecting if need be); false when it cannot be reached. */
+  async learnCapabilities(): Promise<void> {
+    try {
+      await this.offers('tools');
+    } catch {
+      // Not reachable yet: what it offers is learned on a later list.
+    }
   }
 
   private async cached<T>(name: string, fetchList: () => Promise<T>): Promise<T> {
@@ -152,6 +240,7 @@ export class Gateway {
     const fetched = fetchList().then((value) => {
       // A list_changed during the fetch may make this copy stale: it answers its callers, and is not kept.
       if (generation === this.generation) this.cache.set(name, { value, atMs: nowMs });
+      this.lastGood.set(name, { value, atMs: nowMs });
       return value;
     });
     this.fetching.set(name, fetched);

@@ -1,8 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Client, ProtocolError, ProtocolErrorCode, SdkHttpError, StreamableHTTPClientTransport, type LoggingMessageNotification, type ServerCapabilities } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, ProtocolErrorCode, StreamableHTTPClientTransport, type LoggingMessageNotification, type ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../shared/logger';
 import { boundedFetch, UPSTREAM_MAX_ANSWER_BYTES } from './bounded-fetch';
+import { secretsOfUpstreamAuthorization } from './caller-facing-text';
+import { isForgottenSession } from './forgotten-session';
+import { SessionPool } from './session-pool';
+import { UpstreamConnection, type OpenedClient } from './upstream-connection';
 import { UpstreamError, upstreamErrorOf } from './upstream-error';
+import { UpstreamHealth } from './upstream-health';
 
 /**
  * The header that tells the upstream which firelimit token a call is for: the
@@ -13,7 +18,8 @@ export const TOKEN_ID_HEADER = 'X-Firelimit-Token-Id';
 
 /**
  * Failures that say the connection itself is broken, so the next call opens a new one. An HTTP answer (refused: a
- * 401, a 429, a 500) proves the connection works; an expired session (404) is renewed on its own (sessionExpired).
+ * 401, a 429, a 500) proves the connection works; a forgotten session (404, or a 400 about the session) is renewed on
+ * its own (./forgotten-session).
  */
 const DROPS_CONNECTION: ReadonlySet<UpstreamError['kind']> = new Set(['unreachable']);
 
@@ -30,7 +36,16 @@ export interface UpstreamClientOptions {
   readonly onListChanged?: () => void;
   /** Default global fetch; tests record what goes upstream. */
   readonly fetch?: typeof fetch;
+  /** UPSTREAM_SESSIONS_MAX: the most callers' sessions kept open upstream at once. Default 256. */
+  readonly maxSessions?: number;
+  /** UPSTREAM_SESSION_IDLE_MS: a caller's session unused this long is ended. Default 300000 (5 min). */
+  readonly sessionIdleMs?: number;
+  /** Default Date.now. */
+  readonly clock?: () => number;
 }
+
+export const UPSTREAM_SESSIONS_MAX_DEFAULT = 256;
+export const UPSTREAM_SESSION_IDLE_MS_DEFAULT = 300_000;
 
 /** Where the upstream's log messages for one call go. */
 export type UpstreamLogSink = (params: LoggingMessageNotification['params']) => void;
@@ -45,133 +60,155 @@ interface Caller {
 export type UpstreamCall<T> = (client: Client, options: { readonly timeout: number; readonly signal?: AbortSignal }) => Promise<T>;
 
 /**
- * One SDK client connection to the upstream, reused by every call and
- * reopened after a failure. The integrator's request never reaches the
- * upstream: every request upstream is built by this client, whose only
+ * firelimit's connections to the upstream (docs/adr/0050-upstream-session-per-caller.md):
+ * one shared connection, on which the lists (the same for every caller) are
+ * fetched and the upstream's capabilities learned, and, on an upstream that
+ * keeps sessions, one session per caller, opened on its first call and ended
+ * when idle or when the pool is full, so no caller sees or changes another's
+ * upstream state. A stateless upstream (no session id) needs none: every call
+ * goes on the shared connection. The integrator's request never reaches the
+ * upstream: every request upstream is built by these clients, whose only
  * headers are the configured Authorization and the caller's public token id
- * (carried per call through AsyncLocalStorage into the transport's fetch, so
- * concurrent calls on the one connection are each attributed right).
+ * (carried per call through AsyncLocalStorage into the transport's fetch).
  */
 export class UpstreamClient {
-  private connecting: Promise<Client> | undefined;
-  /** Each client's transport, for its session id. */
-  private readonly sessions = new WeakMap<Client, StreamableHTTPClientTransport>();
-  /** Clients whose session the upstream no longer knows. */
-  private readonly expired = new WeakSet<Client>();
+  private readonly shared: UpstreamConnection;
+  private readonly pool: SessionPool<UpstreamConnection>;
   private readonly caller = new AsyncLocalStorage<Caller>();
   private readonly fetchBounded: typeof fetch;
-  /** Calls now running on each client. */
-  private readonly inFlight = new Map<Client, number>();
-  /** Clients dropped after a failure while other calls ran on them: each is closed when its last call ends. */
-  private readonly retired = new Set<Client>();
+  private readonly clock: () => number;
+  readonly health: UpstreamHealth;
+  private readonly sweeper: NodeJS.Timeout;
+  /** What the upstream could echo of our credential, masked in the text a caller gets. */
+  private readonly secrets: readonly string[];
 
   constructor(private readonly options: UpstreamClientOptions) {
     this.fetchBounded = boundedFetch(options.fetch ?? fetch, { deadlineMs: options.timeoutMs, maxAnswerBytes: UPSTREAM_MAX_ANSWER_BYTES });
+    this.clock = options.clock ?? Date.now;
+    this.secrets = secretsOfUpstreamAuthorization(options.authorization);
+    this.health = new UpstreamHealth(options.logger, this.clock);
+    // Outside any caller: the shared connection, and the standalone stream it opens, belong to no one call.
+    this.shared = new UpstreamConnection(() => this.caller.exit(() => this.connect(this.fetchUpstream)));
+    const idleMs = options.sessionIdleMs ?? UPSTREAM_SESSION_IDLE_MS_DEFAULT;
+    this.pool = new SessionPool({
+      maxSessions: options.maxSessions ?? UPSTREAM_SESSIONS_MAX_DEFAULT,
+      idleMs,
+      // Opened outside the caller's request context too: what arrives on the session's standalone stream belongs to no
+      // one call (ADR 0038), though the session is the caller's.
+      create: (tokenId) => new UpstreamConnection(() => this.caller.exit(() => this.connect(this.fetchForCaller(tokenId)))),
+    });
+    // An instance that goes quiet still ends its callers' sessions; the sweep on each use does the rest.
+    this.sweeper = setInterval(() => this.pool.sweep(this.clock()), Math.max(1000, Math.min(idleMs, 60_000)));
+    this.sweeper.unref();
+  }
+
+  /** Callers' sessions now open (0 on a stateless upstream). */
+  get sessionCount(): number {
+    return this.pool.size;
   }
 
   /** Connects now, so the first caller does not pay for it; a failure is logged and retried on first use. */
   async warmUp(): Promise<boolean> {
     try {
-      await this.client();
+      await this.shared.client();
       return true;
     } catch (error) {
-      this.options.logger.warn('upstream MCP server not reachable at startup; calls fail until it is', { event: 'gateway.upstream_not_ready', kind: upstreamErrorOf(error, this.options.timeoutMs).kind });
+      const kind = upstreamErrorOf(error, this.options.timeoutMs, this.secrets).kind;
+      this.options.logger.warn('upstream MCP server not reachable at startup; calls fail until it is', { event: 'gateway.upstream_not_ready', kind });
+      // The boot warning is this outage's one line.
+      this.health.failed(kind, true);
       return false;
     }
   }
 
   /** What the upstream said it offers; undefined before the first connection. */
   async capabilities(): Promise<ServerCapabilities | undefined> {
-    return (await this.client()).getServerCapabilities();
+    return (await this.shared.client()).getServerCapabilities();
   }
 
   /**
-   * Runs one request upstream for `tokenId`. Failures come back as an
-   * UpstreamError that names what went wrong (unreachable, timeout, refused, invalid,
-   * a JSON-RPC error) without the upstream's own text; a failure of the
-   * connection drops it, so the next call reconnects (the calls still
-   * running on it finish first). `onlog` hears the
-   * upstream's notifications/message that arrive on this request's own
-   * response stream (not those on the session's standalone stream).
+   * Runs one request upstream for `tokenId` (undefined: for no caller, on the
+   * shared connection). Failures come back as an UpstreamError that names what
+   * went wrong (unreachable, timeout, refused, invalid, a JSON-RPC error)
+   * without the upstream's own text; a failure of the connection drops it, so
+   * the next call reconnects (the calls still running on it finish first). A
+   * request the upstream refused because it forgot the session is sent once
+   * more on a new one. `onlog` hears the upstream's notifications/message that
+   * arrive on this request's own response stream.
    */
   async request<T>(tokenId: string | undefined, call: UpstreamCall<T>, signal?: AbortSignal, onlog?: UpstreamLogSink): Promise<T> {
-    return this.caller.run({ tokenId, onlog }, () => this.attempt(call, signal, true));
+    return this.caller.run({ tokenId, onlog }, () => this.attempt(tokenId, call, signal, true));
   }
 
-  private async attempt<T>(call: UpstreamCall<T>, signal: AbortSignal | undefined, mayRenewSession: boolean): Promise<T> {
+  private async attempt<T>(tokenId: string | undefined, call: UpstreamCall<T>, signal: AbortSignal | undefined, mayRenewSession: boolean): Promise<T> {
+    let connection: UpstreamConnection;
     let client: Client;
     try {
-      client = await this.client();
+      connection = await this.connectionFor(tokenId);
+      client = await connection.client();
     } catch (error) {
-      throw upstreamErrorOf(error, this.options.timeoutMs);
+      const failure = upstreamErrorOf(error, this.options.timeoutMs, this.secrets);
+      this.health.failed(failure.kind, true);
+      throw failure;
     }
-    this.inFlight.set(client, (this.inFlight.get(client) ?? 0) + 1);
+    connection.enter(client);
     try {
-      return await call(client, { timeout: this.options.timeoutMs, signal });
+      const result = await call(client, { timeout: this.options.timeoutMs, signal });
+      this.health.succeeded();
+      return result;
     } catch (error) {
-      if (mayRenewSession && this.sessionExpired(client, error)) {
-        this.options.logger.info('upstream MCP session expired (HTTP 404); starting a new one', { event: 'gateway.upstream_session_expired' });
-        // Awaited: the call must not reuse the expired session; concurrent ones share the one new session.
-        await this.drop(client);
-        return this.attempt(call, signal, false);
+      if (mayRenewSession && this.sessionForgotten(connection, client, error)) {
+        this.options.logger.info('upstream MCP server no longer knows the session; starting a new one', { event: 'gateway.upstream_session_expired' });
+        // Awaited: the call must not reuse the forgotten session; concurrent ones share the one new session.
+        await connection.drop(client);
+        return this.attempt(tokenId, call, signal, false);
       }
-      const failure = upstreamErrorOf(error, this.options.timeoutMs);
-      // The connection carries every caller's calls: one that timed out, was refused or was answered with something
-      // that is not MCP says nothing about it, and dropping it would cut the others in flight. Its own response stream
-      // is closed by its deadline (./bounded-fetch).
-      // Unreachable: new calls get a new connection, and the calls still running on this one finish on it first.
-      if (DROPS_CONNECTION.has(failure.kind)) void this.drop(client, true);
+      const failure = upstreamErrorOf(error, this.options.timeoutMs, this.secrets);
+      if (failure.kind === 'protocol') this.health.succeeded();
+      else this.health.failed(failure.kind, false);
+      // A connection may carry several calls: one that timed out, was refused or was answered with something that is
+      // not MCP says nothing about it, and dropping it would cut the others in flight. Its own response stream is
+      // closed by its deadline (./bounded-fetch). Unreachable: new calls get a new connection, and the calls still
+      // running on this one finish on it first.
+      if (DROPS_CONNECTION.has(failure.kind)) void connection.drop(client, true);
       throw failure;
     } finally {
-      this.settled(client);
+      connection.settled(client);
     }
-  }
-
-  /** One call on `client` ended; a retired client is closed once none is left. */
-  private settled(client: Client): void {
-    const left = (this.inFlight.get(client) ?? 1) - 1;
-    if (left > 0) {
-      this.inFlight.set(client, left);
-      return;
-    }
-    this.inFlight.delete(client);
-    if (this.retired.delete(client)) void client.close().catch(() => undefined);
   }
 
   /**
-   * HTTP 404 to a request that carried a session id: the upstream restarted
-   * or expired the session, and did not run the request. The spec has the
-   * client start a new session; the request is sent once more on it, so the
-   * caller does not pay for the upstream's restart.
+   * The shared connection for lists and for a stateless upstream; else the caller's own session. Whether the upstream
+   * keeps sessions is learned from the shared connection, opened first.
    */
-  private sessionExpired(client: Client, error: unknown): boolean {
-    // A call cut short by closing an expired session's client was on that dead session too: the upstream never ran it.
-    if (this.expired.has(client)) return true;
-    const expired = SdkHttpError.isInstance(error) && (error as SdkHttpError).status === 404 && this.sessions.get(client)?.sessionId !== undefined;
-    if (expired) this.expired.add(client);
-    return expired;
+  private async connectionFor(tokenId: string | undefined): Promise<UpstreamConnection> {
+    if (tokenId === undefined) return this.shared;
+    const sharedClient = await this.shared.client();
+    if (this.shared.sessionIdOf(sharedClient) === undefined) return this.shared;
+    return this.pool.get(tokenId, this.clock());
+  }
+
+  /**
+   * The upstream answered a request that carried a session id with "no such session" (./forgotten-session): it
+   * restarted or expired the session and did not run the request, and the spec has the client start a new session;
+   * the request is sent once more on it, so the caller does not pay for the upstream's restart.
+   */
+  private sessionForgotten(connection: UpstreamConnection, client: Client, error: unknown): boolean {
+    // A call cut short by closing a forgotten session's client was on that dead session too: the upstream never ran it.
+    if (connection.isExpired(client)) return true;
+    const forgotten = connection.sessionIdOf(client) !== undefined && isForgottenSession(error);
+    if (forgotten) connection.markExpired(client);
+    return forgotten;
   }
 
   async close(): Promise<void> {
-    const connecting = this.connecting;
-    this.connecting = undefined;
-    const retired = [...this.retired];
-    this.retired.clear();
-    await Promise.all(retired.map((client) => client.close().catch(() => undefined)));
-    if (connecting !== undefined) await connecting.then((client) => client.close()).catch(() => undefined);
+    clearInterval(this.sweeper);
+    const callers = this.pool.clear();
+    await Promise.all([this.shared.close(), ...callers.map((connection) => connection.close())]);
   }
 
-  private client(): Promise<Client> {
-    // Outside any caller: the connection, and the standalone stream it opens, belong to no one call.
-    this.connecting ??= this.caller.exit(() => this.connect()).catch((error: unknown) => {
-      this.connecting = undefined;
-      throw error;
-    });
-    return this.connecting;
-  }
-
-  private async connect(): Promise<Client> {
-    const transport = new StreamableHTTPClientTransport(new URL(this.options.url), { fetch: this.fetchUpstream });
+  private async connect(fetchUpstream: typeof fetch): Promise<OpenedClient> {
+    const transport = new StreamableHTTPClientTransport(new URL(this.options.url), { fetch: fetchUpstream });
     // No debounce (the SDK's default is 300 ms): dropping a cache costs nothing, and a debounced drop serves the stale list meanwhile.
     const changed = { autoRefresh: false, debounceMs: 0, onChanged: () => this.options.onListChanged?.() };
     const client = new Client(GATEWAY_CLIENT_INFO, { capabilities: {}, listChanged: { tools: changed, resources: changed, prompts: changed } });
@@ -184,7 +221,7 @@ export class UpstreamClient {
       throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `${request.method} is not relayed: firelimit, the gateway in front of this server, does not pass requests to its callers`);
     };
     client.onerror = (error) => {
-      this.options.logger.debug('upstream MCP connection reported an error', { event: 'gateway.upstream_error', kind: upstreamErrorOf(error, this.options.timeoutMs).kind });
+      this.options.logger.debug('upstream MCP connection reported an error', { event: 'gateway.upstream_error', kind: upstreamErrorOf(error, this.options.timeoutMs, this.secrets).kind });
     };
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -200,24 +237,7 @@ export class UpstreamClient {
     } finally {
       clearTimeout(timer);
     }
-    this.sessions.set(client, transport);
-    return client;
-  }
-
-  /**
-   * Forgets `client` if it is still the current connection, so the next call reconnects; resolves once done. It is
-   * closed now, cutting the calls on it (an expired session's: the upstream runs none of them), or, `whenIdle`, once
-   * the calls still running on it have ended.
-   */
-  private drop(client: Client, whenIdle = false): Promise<void> {
-    const connecting = this.connecting;
-    if (connecting === undefined) return Promise.resolve();
-    return connecting.then((current) => {
-      if (current !== client || this.connecting !== connecting) return;
-      this.connecting = undefined;
-      if (whenIdle && this.inFlight.has(client)) this.retired.add(client);
-      else void client.close().catch(() => undefined);
-    }, () => undefined);
+    return { client, transport };
   }
 
   /** Every request upstream goes through here: the configured credential, the caller's public id, nothing of the caller's own. */
@@ -230,4 +250,18 @@ export class UpstreamClient {
     else headers.set(TOKEN_ID_HEADER, tokenId);
     return this.fetchBounded(input, { ...init, headers });
   };
+
+  /**
+   * A caller's session: every request on it carries that caller's public id, its handshake and standalone stream
+   * included, so the upstream can tell whose session it is.
+   */
+  private fetchForCaller(tokenId: string): typeof fetch {
+    return (input, init) => {
+      const headers = new Headers(init?.headers);
+      headers.delete('authorization');
+      if (this.options.authorization !== undefined) headers.set('authorization', this.options.authorization);
+      headers.set(TOKEN_ID_HEADER, tokenId);
+      return this.fetchBounded(input, { ...init, headers });
+    };
+  }
 }

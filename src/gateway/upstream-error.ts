@@ -1,4 +1,5 @@
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import { callerFacingText } from './caller-facing-text';
 
 /**
  * What went wrong upstream, in words a caller can act on:
@@ -18,7 +19,6 @@ export type UpstreamFailureKind = 'unreachable' | 'timeout' | 'refused' | 'proto
  * the caller needs to fix it.
  */
 const CALLER_FACING_CODES = new Set([-32600, -32601, -32602, -32002]);
-const MAX_MESSAGE_CHARS = 200;
 
 export class UpstreamError extends Error {
   override readonly name = 'UpstreamError';
@@ -33,11 +33,18 @@ export class UpstreamError extends Error {
   }
 }
 
-export function upstreamErrorOf(error: unknown, timeoutMs: number): UpstreamError {
+/**
+ * `secrets`: values the upstream might echo (the configured Authorization and its credential), masked in what is kept
+ * of its text (./caller-facing-text).
+ */
+export function upstreamErrorOf(error: unknown, timeoutMs: number, secrets: readonly string[] = []): UpstreamError {
   if (error instanceof UpstreamError) return error;
   if (ProtocolError.isInstance(error)) {
     const code = (error as ProtocolError).code;
-    if (CALLER_FACING_CODES.has(code)) return new UpstreamError('protocol', clip(stripPrefix((error as Error).message)), code);
+    if (CALLER_FACING_CODES.has(code)) {
+      const text = callerFacingText((error as Error).message, secrets);
+      return new UpstreamError('protocol', text === '' ? `the upstream MCP server answered with error ${code}` : text, code);
+    }
     return new UpstreamError('protocol', `the upstream MCP server answered with error ${code}`, code);
   }
   if (SdkHttpError.isInstance(error)) {
@@ -68,12 +75,4 @@ function isInvalidAnswer(error: unknown): boolean {
 
 function isAbort(error: unknown): boolean {
   return error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError');
-}
-
-function stripPrefix(message: string): string {
-  return message.replace(/^MCP error -?\d+:\s*/, '');
-}
-
-function clip(message: string): string {
-  return message.length <= MAX_MESSAGE_CHARS ? message : `${message.slice(0, MAX_MESSAGE_CHARS - 1)}…`;
 }

@@ -1,4 +1,4 @@
-import { McpServer, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+import { McpServer, SUPPORTED_PROTOCOL_VERSIONS, type ServerCapabilities } from '@modelcontextprotocol/server';
 import type { Config } from '../config/config';
 import type { Gateway } from '../gateway/gateway';
 import { installGatewayHandlers } from './gateway-handlers';
@@ -17,6 +17,17 @@ export const OWN_CAPABILITIES = { tools: { listChanged: false }, resources: { li
 
 /** What it advertises in front of an upstream: the upstream's prompts and log level too. */
 export const GATEWAY_CAPABILITIES = { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} } as const;
+
+/**
+ * What this service advertises, and so answers (the charge prices any other
+ * method at 0): its own, or in front of an upstream the gateway's, with
+ * completions only when the upstream offered them (relayed by
+ * src/mcp/gateway-handlers.ts).
+ */
+export function capabilitiesOf(gateway: Pick<Gateway, 'offered'> | undefined): ServerCapabilities {
+  if (gateway === undefined) return structuredClone(OWN_CAPABILITIES);
+  return { ...structuredClone(GATEWAY_CAPABILITIES), ...(gateway.offered('completions') ? { completions: {} } : {}) };
+}
 
 export interface BuildOptions {
   /** For the shared 2026-era server: the revision it serves. Default: none (a 2025 server, or one for the SDK's entry). */
@@ -38,7 +49,7 @@ export function buildMcpServer(config: Config, tools: readonly ToolDefinition[],
   if (gateway !== undefined) {
     // In front of an upstream the lists are the upstream's too; they may change, but a stateless server has no stream to say so on.
     const server = new McpServer(SERVER_INFO, {
-      capabilities: structuredClone(GATEWAY_CAPABILITIES),
+      capabilities: capabilitiesOf(gateway),
       instructions: `${INSTRUCTIONS} The other tools are served by an upstream MCP server behind firelimit; a call of one may answer status "reserved" with a time to call again.`,
       ...revisions,
     });
@@ -46,7 +57,7 @@ export function buildMcpServer(config: Config, tools: readonly ToolDefinition[],
     return server;
   }
   const server = new McpServer(SERVER_INFO, {
-    capabilities: structuredClone(OWN_CAPABILITIES),
+    capabilities: capabilitiesOf(undefined),
     instructions: INSTRUCTIONS,
     ...revisions,
   });

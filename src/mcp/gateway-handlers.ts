@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../config/config';
 import type { ForwardedCall, Gateway } from '../gateway/gateway';
 import { UpstreamError } from '../gateway/upstream-error';
+import { OUTAGE_KINDS } from '../gateway/upstream-health';
 import { SHARED_QUOTA_NAME } from '../gateway/upstream-quota-gate';
 import type { UpstreamRejection } from '../limiter/upstream/upstream-schedule';
 import type { Logger } from '../shared/logger';
@@ -35,7 +36,7 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
   low.removeRequestHandler('logging/setLevel');
   low.setRequestHandler('logging/setLevel', () => ({}));
 
-  low.setRequestHandler('tools/list', async () => ({ tools: [...ownListed, ...(await upstream(() => gateway.tools())).filter((tool) => !own.has(tool.name))] }));
+  low.setRequestHandler('tools/list', async () => ({ tools: [...ownListed, ...(await gateway.forListing('tools')).filter((tool) => !own.has(tool.name))] }));
 
   low.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
@@ -54,21 +55,31 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       // A tool the model can see failed: it reads the words and may try again; the upstream's own text is never passed on.
-      logger.warn('upstream tools/call failed', { event: 'gateway.call_failed', tool: name, tokenId: context.token.id, kind: error.kind, code: error.code });
+      // An upstream that cannot be reached or used is warned of once per outage (gateway.upstream_down), not per call.
+      const log = OUTAGE_KINDS.has(error.kind) ? logger.debug : logger.warn;
+      log.call(logger, 'upstream tools/call failed', { event: 'gateway.call_failed', tool: name, tokenId: context.token.id, kind: error.kind, code: error.code });
       if (error.kind === 'protocol' && error.code !== undefined) throw new ProtocolError(error.code, error.message);
       return { isError: true, content: [{ type: 'text', text: `The ${name} tool could not run: ${error.message}. Try again later.` }] };
     }
   });
 
-  low.setRequestHandler('resources/list', async () => ({ resources: [LIMITS_RESOURCE, ...(await upstream(() => gateway.resources())).filter((r) => r.uri !== LIMITS_RESOURCE_URI)] }));
-  low.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [...(await upstream(() => gateway.resourceTemplates()))] }));
+  low.setRequestHandler('resources/list', async () => ({ resources: [LIMITS_RESOURCE, ...(await gateway.forListing('resources')).filter((r) => r.uri !== LIMITS_RESOURCE_URI)] }));
+  low.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [...(await gateway.forListing('templates'))] }));
   low.setRequestHandler('resources/read', async (request, ctx) => {
     const { uri } = request.params;
     if (uri === LIMITS_RESOURCE_URI) return { contents: [{ uri, mimeType: 'application/json', text: limitsText }] };
     const context = toolContextOf(ctx);
     return upstream(() => gateway.readResource(context?.token.id ?? '', uri, ctx.mcpReq.signal));
   });
-  low.setRequestHandler('prompts/list', async () => ({ prompts: [...(await upstream(() => gateway.prompts()))] }));
+  // Relayed only when the upstream offered completions when firelimit booted (the server is built once, ADR 0022):
+  // advertised then, by buildMcpServer; otherwise the method stays unknown (-32601).
+  if (gateway.offered('completions')) {
+    low.setRequestHandler('completion/complete', async (request, ctx) => {
+      const context = toolContextOf(ctx);
+      return upstream(() => gateway.complete(context?.token.id ?? '', request.params, ctx.mcpReq.signal));
+    });
+  }
+  low.setRequestHandler('prompts/list', async () => ({ prompts: [...(await gateway.forListing('prompts'))] }));
   low.setRequestHandler('prompts/get', async (request, ctx) => {
     const context = toolContextOf(ctx);
     return upstream(() => gateway.getPrompt(context?.token.id ?? '', request.params.name, request.params.arguments, ctx.mcpReq.signal));

@@ -13,7 +13,7 @@ import { authInfoFor } from './call-context';
 import { LegacyExchange } from './legacy-exchange';
 import { isPlainModernRequest, MODERN_REVISION, ModernExchange } from './modern-exchange';
 import { McpServerPool } from './mcp-server-pool';
-import { progressIfStreamed, RelatedStream } from './related-stream';
+import { DEFAULT_RELAY_BOUNDS, progressIfStreamed, RelatedStream } from './related-stream';
 import type { ToolContext, ToolDefinition } from './tool-registry';
 import { tools as defaultTools } from './tools';
 import { sendWebResponse, webRequestOf } from './web-exchange';
@@ -91,6 +91,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     const authInfo = authInfoFor(context);
     const body = progressIfStreamed(req.body, req.headers.accept);
     const abort = new AbortController();
+    const relayCut = (why: string): void => options.logger.warn('relayed stream cut: its caller does not read it', { event: 'mcp.relay_cut', why, tokenId: token.id });
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
@@ -105,10 +106,10 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
             return;
           }
         }
-        await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: body }));
+        await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: body }), relayCut);
         return;
       }
-      const stream = RelatedStream.for(res, body);
+      const stream = RelatedStream.for(res, body, DEFAULT_RELAY_BOUNDS, relayCut);
       const answer = await (await legacy).answer(body, authInfo, abort.signal, stream?.sink);
       if (answer.status === 'abandoned') return;
       if (answer.status === 202) {

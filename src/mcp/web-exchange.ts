@@ -1,4 +1,6 @@
 import type { Request, Response } from 'express';
+import { UPSTREAM_MAX_ANSWER_BYTES } from '../gateway/bounded-fetch';
+import { DEFAULT_RELAY_BOUNDS, pipeBoundedStream } from './related-stream';
 
 /**
  * The SDK serves fetch-shaped exchanges (a web `Request` in, a `Response`
@@ -27,8 +29,11 @@ export function webRequestOf(req: Request, signal: AbortSignal): globalThis.Requ
   return new Request(MCP_REQUEST_URL, { method: 'POST', headers, signal });
 }
 
-/** Writes the SDK's answer through Express, keeping the rate-limit headers already set on `res`. */
-export async function sendWebResponse(res: Response, response: globalThis.Response): Promise<void> {
+/**
+ * Writes the SDK's answer through Express, keeping the rate-limit headers already set on `res`. A stream is passed on
+ * under the relay bounds (./related-stream pipeBoundedStream); `onCut` hears why one was cut.
+ */
+export async function sendWebResponse(res: Response, response: globalThis.Response, onCut?: (why: string) => void): Promise<void> {
   res.status(response.status);
   response.headers.forEach((value, name) => {
     res.setHeader(name, value);
@@ -43,9 +48,5 @@ export async function sendWebResponse(res: Response, response: globalThis.Respon
   }
   // A stream (only if a handler sent messages before its result): pass it on as it comes.
   res.flushHeaders();
-  for await (const chunk of response.body) {
-    if (res.destroyed) break;
-    res.write(chunk);
-  }
-  res.end();
+  await pipeBoundedStream(res, response.body, UPSTREAM_MAX_ANSWER_BYTES, DEFAULT_RELAY_BOUNDS, onCut);
 }

@@ -195,7 +195,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
         isWellFormed: verifier.isWellFormed,
         signIn: signInOf(config),
       }),
-      developersPage: createDevelopersHandler(config),
+      developersPage: createDevelopersHandler(config, { upstreamTools: () => gateway?.lastListedTools() }),
       chargeEvents: new ChargeMetrics(metrics.registry),
       overrides: overrides.current,
       tools: options.tools,

@@ -5,7 +5,7 @@ import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { createMcpHandler } from '../mcp/mcp-handler';
-import { GATEWAY_CAPABILITIES, OWN_CAPABILITIES } from '../mcp/build-mcp-server';
+import { capabilitiesOf } from '../mcp/build-mcp-server';
 import { servedMethodsOf } from '../mcp/served-methods';
 import { tools as defaultTools } from '../mcp/tools';
 import type { Gateway } from '../gateway/gateway';
@@ -140,7 +140,7 @@ export function createApp(deps: AppDependencies): express.Express {
     policies: config.rateLimit.calls,
     tools: new Set((deps.tools ?? defaultTools).map((tool) => tool.name)),
     // A method the server does not answer (-32601) costs nothing (issue 17: an even handshake).
-    servedMethods: servedMethodsOf(deps.gateway === undefined ? OWN_CAPABILITIES : GATEWAY_CAPABILITIES),
+    servedMethods: servedMethodsOf(capabilitiesOf(deps.gateway)),
   };
   const overrides = deps.overrides ?? (() => NO_OVERRIDES);
   // Per-address rules (ADR 0055) key on the address exactly as the sign-in budget does: trusted hops only, IPv6 per /64.

@@ -43,6 +43,9 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
     logger: options.logger,
     onListChanged: () => ref.gateway?.invalidate(),
     fetch: options.fetch,
+    maxSessions: config.sessionsMax,
+    sessionIdleMs: config.sessionIdleMs,
+    clock: options.clock,
   });
   const closers: (() => Promise<void>)[] = [() => client.close()];
   let quota: UpstreamQuotaGate | undefined;
@@ -50,6 +53,12 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
     const limitStore = await options.limitStore();
     closers.push(() => limitStore.close());
     const shared = await createUpstreamQuotaStore(limitStore, options.firebaseApp);
+    if (shared.backend === 'memory') {
+      // The page says so too: a quota the operator set for the whole service is, here, each instance's.
+      options.logger.warn('the upstream quota is kept in memory: it holds per instance, so N instances can send the upstream N times UPSTREAM_RATE; set RATE_LIMIT_BACKEND=redis or rtdb to share it', {
+        event: 'config.upstream_quota_per_instance',
+      });
+    }
     // Memory cannot be down; a shared backend gets the limiter's deadline and outage handling (ADR 0040).
     const store =
       shared.backend === 'memory'
@@ -71,10 +80,14 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
       events: options.metrics,
     });
   }
-  const gateway = new Gateway({ client, listTtlMs: config.listTtlMs, clock: options.clock, quota, events: options.metrics });
+  const gateway = new Gateway({ client, listTtlMs: config.listTtlMs, clock: options.clock, quota, events: options.metrics, logger: options.logger });
   ref.gateway = gateway;
   // Only once the upstream answered: asking a down upstream for its list would hold the boot for its timeout.
-  if (await client.warmUp()) await warnOfUnlistedQuotaTools(gateway, config, options.logger);
+  if (await client.warmUp()) {
+    // What the upstream offers decides what the servers, built once after this, advertise (completions).
+    await gateway.learnCapabilities();
+    await warnOfUnlistedQuotaTools(gateway, config, options.logger);
+  }
   return { gateway, close: async () => void (await Promise.allSettled(closers.map((close) => close()))) };
 }
 

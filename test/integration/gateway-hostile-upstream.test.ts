@@ -79,6 +79,11 @@ const misbehaviours = {
   stack_500: (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(500, { 'Content-Type': 'text/plain', 'X-Debug': UPSTREAM_SECRET }).end(STACK),
   internal_error: (_req: IncomingMessage, res: ServerResponse, body: RpcBody) =>
     void res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code: -32603, message: `internal: ${UPSTREAM_SECRET}`, data: { stack: STACK } } })),
+  // An upstream that echoes the request's Authorization, with a stack, in an error about the caller's params (issue 17 item 9).
+  echoes_credential: (req: IncomingMessage, res: ServerResponse, body: RpcBody) =>
+    void res.writeHead(200, { 'Content-Type': 'application/json' }).end(
+      JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code: -32602, message: `Invalid params: key ${String(req.headers.authorization)} lacks scope\n    at check (/srv/upstream/auth.js:9:3)` } }),
+    ),
   cut: (_req: IncomingMessage, res: ServerResponse, body: RpcBody) => {
     res.writeHead(200, { 'Content-Type': 'text/event-stream' });
     res.write(sseEvent({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `half way ${String(body.id)}` } }));
@@ -172,6 +177,14 @@ describe('firelimit in front of an upstream that misbehaves', () => {
     expect(JSON.stringify({ message: failure.message, data: failure.data })).not.toContain('hunter2');
     expect(failure.data).toBeUndefined();
     expect(JSON.stringify(firelimit.logger.entries)).not.toContain('hunter2');
+  });
+
+  it("an error about the caller's params that echoes firelimit's upstream credential and a stack: the code and the words, scrubbed", async () => {
+    const failure = (await client.callTool({ name: 'echoes_credential', arguments: {} }).catch((error: unknown) => error)) as { code?: number; message: string };
+    expect(failure.code).toBe(-32602);
+    expect(failure.message).toContain('Invalid params: key [redacted] lacks scope');
+    expect(failure.message).not.toContain('up_cred_hostile_4d2a');
+    expect(failure.message).not.toContain('/srv/upstream');
   });
 
   it('a connection closed mid-stream is a tool error by UPSTREAM_TIMEOUT_MS, not a hang (the SDK does not fail the call when its stream breaks)', async () => {

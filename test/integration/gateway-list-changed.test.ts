@@ -25,11 +25,23 @@ describe("the upstream's list_changed refreshes the cached lists before UPSTREAM
       expect(upstream.sessions).toHaveLength(1);
       const session = upstream.sessions[0]!;
 
+      // Added on the shared session's server, the one that tells; the call runs on the token's own session (ADR 0050),
+      // whose server gets the tool too, as a server whose tools are the same in every session has it.
       const added = session.server.registerTool('added_at_runtime', { description: 'registered after connect' }, () => ({ content: [{ type: 'text', text: 'fresh' }] }));
+      const onCallerSessions: { remove(): void }[] = [];
+      const addToNewSessions = (): void => {
+        for (const other of upstream.sessions.slice(1 + onCallerSessions.length)) {
+          onCallerSessions.push(other.server.registerTool('added_at_runtime', { description: 'registered after connect' }, () => ({ content: [{ type: 'text', text: 'fresh' }] })));
+        }
+      };
       await eventually('tools/list shows the added tool', async () => (await names()).includes('added_at_runtime'));
+      // The token's session opens on its first call; the tool is registered there before that call runs.
+      await client.callTool({ name: 'echo', arguments: { text: 'opens the session' } });
+      addToNewSessions();
       const called = (await client.callTool({ name: 'added_at_runtime', arguments: {} })) as CallToolResult;
       expect(called.content).toEqual([{ type: 'text', text: 'fresh' }]);
 
+      for (const tool of onCallerSessions) tool.remove();
       added.remove();
       await eventually('tools/list no longer shows the removed tool', async () => !(await names()).includes('added_at_runtime'));
       await expect(client.callTool({ name: 'added_at_runtime', arguments: {} })).rejects.toThrow(/added_at_runtime not found/);

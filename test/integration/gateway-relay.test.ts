@@ -175,7 +175,7 @@ describe("the upstream's progress and log messages for a forwarded call reach th
 });
 
 describe("a session-keeping upstream's log messages outside a call reach no caller", () => {
-  it('even when the connection (and its standalone stream) was reopened inside a call that asked for progress', async () => {
+  it("even when the caller's session (and its standalone stream) was reopened inside a call that asked for progress", async () => {
     const upstream = await startStatefulUpstream();
     const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: upstream.url });
     const client = await connect(firelimit.url);
@@ -186,8 +186,9 @@ describe("a session-keeping upstream's log messages outside a call reach no call
       const logs = listen(client);
       const result = (await client.callTool({ name: 'announce', arguments: { label: 'a' } }, { onprogress: () => undefined })) as CallToolResult;
       expect(result.content).toEqual([{ type: 'text', text: 'announced' }]);
-      expect(upstream.sessions).toHaveLength(2);
-      expect(upstream.sessions[1]?.standaloneStream?.headersSent).toBe(true);
+      // The shared session (lists), the caller's, and the caller's new one after the restart.
+      expect(upstream.sessions).toHaveLength(3);
+      expect(upstream.sessions[2]?.standaloneStream?.headersSent).toBe(true);
       expect(logs.map((log) => log.data)).toEqual([{ label: 'a', on: 'call' }]);
     } finally {
       await client.close();

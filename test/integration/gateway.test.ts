@@ -1,4 +1,4 @@
-import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { TOKEN_ID_HEADER } from '../../src/gateway/upstream-client';
 import { connect, startFirelimit, textOf, type RunningFirelimit } from '../support/gateway-harness';
 import { GOOD_SECRET, TEST_TOKEN } from '../support/mcp-test-app';
@@ -147,7 +147,7 @@ describe("the upstream's lists are cached for UPSTREAM_LIST_TTL_MS", () => {
 });
 
 describe('an upstream that is down', () => {
-  it('boots, then answers lists with a JSON-RPC error and calls with a tool error that says unreachable, fast', async () => {
+  it("boots, then lists only firelimit's own tools (issue 17: degrade, don't vanish) and calls with a tool error that says unreachable, fast", async () => {
     const stub = await startUpstreamStub();
     const deadUrl = stub.url;
     await stub.close();
@@ -155,11 +155,13 @@ describe('an upstream that is down', () => {
     const client = await connect(firelimit.url);
     try {
       const startedAtMs = Date.now();
-      const failure = await client.listTools().catch((error: unknown) => error);
-      expect(ProtocolError.isInstance(failure)).toBe(true);
-      expect((failure as Error).message).toContain('unreachable');
-      expect((failure as Error).message).not.toContain(deadUrl);
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toContain('whoami');
+      expect(tools.map((tool) => tool.name)).not.toContain('echo');
       expect(Date.now() - startedAtMs).toBeLessThan(2000);
+      const warning = firelimit.logger.entries.find((entry) => entry.fields?.event === 'gateway.list_stale');
+      expect(warning?.fields).toMatchObject({ list: 'tools', kind: 'unreachable' });
+      expect(JSON.stringify(warning)).not.toContain(deadUrl);
       // firelimit's own tools still answer.
       const own = (await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult;
       expect(own.isError).not.toBe(true);

@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config/config';
 import { buildService, type Service } from '../../src/service/build-service';
 import { createCapturingLogger } from './capturing-logger';
 import { GOOD_SECRET, standInAuth, TEST_TOKEN } from './mcp-test-app';
+import type { AuthenticatedToken } from '../../src/tokens/token-record';
 
 /** firelimit composed by buildService from environment variables, on a loopback port, for the gateway tests. */
 export interface RunningFirelimit {
@@ -20,6 +21,8 @@ export interface StartFirelimitOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Where LIMITS_FILE and other relative paths resolve. */
   readonly cwd?: string;
+  /** More integrators beside TEST_TOKEN, by secret (connect with `connect(url, undefined, secret)`). */
+  readonly tokens?: Readonly<Record<string, AuthenticatedToken>>;
 }
 
 export async function startFirelimit(env: NodeJS.ProcessEnv, options: StartFirelimitOptions = {}): Promise<RunningFirelimit> {
@@ -28,7 +31,7 @@ export async function startFirelimit(env: NodeJS.ProcessEnv, options: StartFirel
     logger,
     clock: options.clock,
     sleep: options.sleep,
-    authMiddleware: standInAuth({ [GOOD_SECRET]: TEST_TOKEN }),
+    authMiddleware: standInAuth({ [GOOD_SECRET]: TEST_TOKEN, ...options.tokens }),
   });
   const server = service.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
@@ -45,10 +48,10 @@ export async function startFirelimit(env: NodeJS.ProcessEnv, options: StartFirel
   };
 }
 
-/** The integrator: an SDK 2.x client with the test token (2025 handshake unless `options` pins a revision). */
-export async function connect(url: URL, options?: ClientOptions): Promise<Client> {
+/** The integrator: an SDK 2.x client with the test token, or `secret`'s (2025 handshake unless `options` pins a revision). */
+export async function connect(url: URL, options?: ClientOptions, secret = GOOD_SECRET): Promise<Client> {
   const client = new Client({ name: 'integrator', version: '1.0.0' }, options);
-  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${GOOD_SECRET}` } } }));
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${secret}` } } }));
   return client;
 }
 

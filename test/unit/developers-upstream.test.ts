@@ -66,3 +66,50 @@ describe("/developers lists each tool's own upstream quota", () => {
     expect(figure(text, 'tool-quota-interval-ms-search')).toBe('4444');
   });
 });
+
+describe('/developers in gateway mode tells the truth (issue 17 item 8)', () => {
+  const render = (env: NodeJS.ProcessEnv, upstreamTools?: readonly { name: string; description?: string }[]): string =>
+    renderDevelopersPage(loadConfig(env, { cwd: '/srv' }), { baseUrl: 'https://mcp.example', ...(upstreamTools === undefined ? {} : { upstreamTools }) });
+
+  it("lists the upstream's tools from the last list, each with its cost (configured, or 1)", () => {
+    const text = render({ UPSTREAM_MCP_URL: 'http://u.example/mcp', RATE_LIMIT_TOOL_COSTS: 'search=5' }, [
+      { name: 'search', description: 'Searches.\nSecond line.' },
+      { name: 'echo', description: 'Echoes back the input string' },
+    ]);
+    expect(figure(text, 'upstream-tool-cost-search')).toBe('5');
+    expect(figure(text, 'upstream-tool-cost-echo')).toBe('1');
+    expect(text).toContain('Echoes back the input string');
+    expect(text).not.toContain('Second line.');
+  });
+
+  it('says what the gateway isolates per token and what every token shares', () => {
+    const text = render({ UPSTREAM_MCP_URL: 'http://u.example/mcp' });
+    expect(text).toContain('id="upstream-isolation"');
+    expect(text).toContain("a session of your token's own");
+    expect(text).toContain('lists are the same for every token');
+  });
+
+  it('says when the upstream has not listed its tools yet', () => {
+    expect(render({ UPSTREAM_MCP_URL: 'http://u.example/mcp' })).toContain('has not listed its tools to this instance yet');
+  });
+
+  it('escapes what the upstream says of its tools', () => {
+    const text = render({ UPSTREAM_MCP_URL: 'http://u.example/mcp' }, [{ name: '<b>x</b>', description: '<script>alert(1)</script>' }]);
+    expect(text).not.toContain('<script>alert(1)');
+    expect(text).not.toContain('<b>x</b>');
+  });
+
+  it.each([
+    ['memory', {}, 'on each instance'],
+    ['redis', { RATE_LIMIT_BACKEND: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'across every instance'],
+  ] as const)('on the %s backend says where the upstream quota holds', (_backend, env, words) => {
+    const text = render({ UPSTREAM_MCP_URL: 'http://u.example/mcp', UPSTREAM_RATE: '2/s', ...env });
+    expect(figure(text, 'upstream-quota-scope')).toBe(words);
+  });
+
+  it('states the real bound of a forwarded call: its hold for a slot, then the upstream timeout', () => {
+    const text = render({ UPSTREAM_MCP_URL: 'http://u.example/mcp', UPSTREAM_RATE: '2/s', UPSTREAM_HOLD_MS: '1500', UPSTREAM_TIMEOUT_MS: '3000' });
+    expect(figure(text, 'upstream-call-bound-ms')).toBe('4500');
+    expect(figure(text, 'upstream-timeout-ms')).toBe('3000');
+  });
+});
