@@ -147,15 +147,18 @@ describe('tool lists that attack the gateway by size or by change', () => {
     });
   });
 
-  it('tools/list pages that never end: a JSON-RPC error saying the answer was not valid MCP, after a bounded number of pages', async () => {
+  it('tools/list pages that never end: not taken as a list, after a bounded number of pages; firelimit\'s own tools are still listed and the log says the list is stale', async () => {
     const upstream = await startHostileUpstream({});
     let pages = 0;
     upstream.listTools = () => ({ tools: [tool(`page_${++pages}`)], nextCursor: `after_${pages}` });
-    await withGateway(upstream, {}, async (client) => {
-      const failure = (await client.listTools().catch((error: unknown) => error)) as Error;
-      expect(failure.message).toContain('not a valid MCP answer');
+    await withGateway(upstream, {}, async (client, firelimit) => {
+      const listed = (await client.listTools()).tools.map((t) => t.name);
+      expect(listed).toContain('rate_limit_status');
+      expect(listed.filter((name) => name.startsWith('page_'))).toEqual([]);
       expect(pages).toBeGreaterThan(1);
       expect(pages).toBeLessThanOrEqual(100);
+      const stale = firelimit.logger.entries.find((entry) => entry.fields?.event === 'gateway.list_stale' && entry.fields?.list === 'tools');
+      expect(stale?.fields?.kind).toBe('invalid');
     });
   });
 });

@@ -41,6 +41,8 @@ describe('a related stream', () => {
       statusCode: 0,
       setHeader: (name: string, value: string) => void headers.set(name.toLowerCase(), value),
       flushHeaders: () => undefined,
+      // The stream listens for drain (backpressure) and close (its memory bound is released).
+      on: () => res,
       write: (chunk: string) => void written.push(chunk),
       end: (chunk: string) => void (written.push(chunk), (ended = true)),
     };
