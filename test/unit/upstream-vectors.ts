@@ -29,6 +29,7 @@ const A = 'AAAAAAAAAAAAAAAA';
 const B = 'BBBBBBBBBBBBBBBB';
 const C = 'CCCCCCCCCCCCCCCC';
 const D = 'DDDDDDDDDDDDDDDD';
+const H3 = 'h3h3h3h3h3h3h3h3';
 
 /**
  * 15 a minute at headroom 0.9: T = 60 000 × 10 000 / (15 × 9000) = 600 000 000 / 135 000 ms
@@ -36,6 +37,9 @@ const D = 'DDDDDDDDDDDDDDDD';
  * ms t is { t + 4444, rem 60 000 }, whose first whole ms is t + 4445.
  */
 const P: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100 };
+
+/** The policy of the counterexample fast-check found (issue 19). */
+const Q: UpstreamPolicy = { limit: 17, windowMs: 60_000, headroomBp: 10_000, maxWaitMs: 1663, dailyBudget: 2, graceMs: 0, maxReservations: 1 };
 
 /** After A ran at E. */
 const AFTER_RUN: UpstreamState = { cursorMs: E + 4444, cursorRem: 60_000, day: DAY, count: 1, reservations: [] };
@@ -221,5 +225,29 @@ export const UPSTREAM_VECTORS: readonly UpstreamVector[] = [
     nowMs: E + 20_000, holder: A, policy: P,
     outcome: { status: 'run', claimed: false },
     next: { cursorMs: E + 24_444, cursorRem: 60_000, day: DAY, count: 1, reservations: [] },
+  },
+  // Found by fast-check (seed -1933903487, test/unit/upstream/upstream-schedule.test.ts, issue 19):
+  // 17 a minute at headroom 1, grace 0, budget 2, maxWait 1663, cap 1, from 0. T = 600 000 000 / 170 000
+  // = 3529 ms and 70 000 / 170 000. h0 ran at 0 (cursor {3529, 70 000}); h3 at 1867 was given 3530 (wait
+  // 1663; cursor 3530 + T = {7059, 70 000}, count 2); h0 at 3080 was refused the budget. Then these two.
+  {
+    name: 'a caller who finds its own reservation lapsed and is rejected writes the lapse down, its unit given back',
+    // At 4849 h3's 3530 has lapsed (count 2 − 1); its new slot 7060 is 2211 away, 548 past maxWait.
+    state: { cursorMs: 7059, cursorRem: 70_000, day: 0, count: 2, reservations: [{ holder: H3, slotAtMs: 3530 }] }, nowMs: 4849, holder: H3, policy: Q,
+    outcome: { status: 'rejected', reason: 'max_wait', retryAfterMs: 548 },
+    next: { cursorMs: 7059, cursorRem: 70_000, day: 0, count: 1, reservations: [] },
+  },
+  {
+    name: 'then a clock 1319 ms behind, back at the lapsed slot, holds nothing: it is a new caller, not a claim, and writes nothing',
+    state: { cursorMs: 7059, cursorRem: 70_000, day: 0, count: 1, reservations: [] }, nowMs: 3530, holder: H3, policy: Q,
+    outcome: { status: 'rejected', reason: 'max_wait', retryAfterMs: 1867 },
+    next: null,
+  },
+  {
+    name: 'a holder back early drops someone else\'s lapsed reservation as it is told its own slot again',
+    // C's E + 1000 lapsed after E + 2000 (count 3 − 1); B's E + 4445 is still ahead.
+    state: { ...BC_RESERVED, reservations: [{ holder: C, slotAtMs: E + 1000 }, { holder: B, slotAtMs: E + 4445 }] }, nowMs: E + 2001, holder: B, policy: P,
+    outcome: { status: 'reserved', slotAtMs: E + 4445, retryAfterMs: 2444 },
+    next: { ...BC_RESERVED, count: 2, reservations: [{ holder: B, slotAtMs: E + 4445 }] },
   },
 ];

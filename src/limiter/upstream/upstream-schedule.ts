@@ -20,9 +20,12 @@ import type { UpstreamReservation, UpstreamState } from './upstream-state';
  * - no two runs are closer than T: a run moves the cursor to now + T; a
  *   reservation, which may be claimed anywhere in [slot, slot + graceMs],
  *   moves it to slot + graceMs + T (docs/adr/0032-upstream-grace-and-cap.md);
- * - a rejection, and a reservation asked for again early, write nothing;
+ * - a rejection, and a reservation asked for again early, write nothing but
+ *   the drop of reservations that have lapsed, so each lapse is written once;
  * - an unclaimed reservation expires after graceMs: its slot is lost (the
- *   cursor never moves back), its unit of the day's budget is given back;
+ *   cursor never moves back), its unit of the day's budget is given back,
+ *   and the first call to see it lapsed writes that down: a later call whose
+ *   clock is behind can no longer claim what an earlier one found expired;
  * - a clock behind the state is answered as at the state's time or later: it
  *   is told to wait, never run early;
  * - integers only, so the Lua twin (stores/lua/upstream-schedule.ts) agrees
@@ -80,11 +83,13 @@ const EMPTY: UpstreamState = { cursorMs: 0, cursorRem: 0, day: 0, count: 0, rese
 export function scheduleUpstream(state: UpstreamState | null, nowMs: number, holder: string, policy: UpstreamPolicy): UpstreamScheduleResult {
   const s = state ?? EMPTY;
   const { live, count } = prune(s, nowMs, policy.graceMs);
+  // What a call that grants nothing writes: the lapses it saw, or nothing.
+  const lapsed: UpstreamState | null = live.length === s.reservations.length ? null : { ...s, count, reservations: live };
 
   const mine = live.find((r) => r.holder === holder);
   if (mine !== undefined) {
     if (nowMs < mine.slotAtMs) {
-      return { outcome: { status: 'reserved', slotAtMs: mine.slotAtMs, retryAfterMs: mine.slotAtMs - nowMs }, next: null };
+      return { outcome: { status: 'reserved', slotAtMs: mine.slotAtMs, retryAfterMs: mine.slotAtMs - nowMs }, next: lapsed };
     }
     const rest = live.filter((r) => r !== mine);
     return { outcome: { status: 'run', claimed: true }, next: { ...s, count, reservations: rest } };
@@ -100,10 +105,10 @@ export function scheduleUpstream(state: UpstreamState | null, nowMs: number, hol
   const waitMs = slotAtMs - nowMs;
 
   if (policy.dailyBudget > 0 && spent >= policy.dailyBudget) {
-    return { outcome: { status: 'rejected', reason: 'daily_budget', retryAfterMs: (day + 1) * DAY_MS - nowMs }, next: null };
+    return { outcome: { status: 'rejected', reason: 'daily_budget', retryAfterMs: (day + 1) * DAY_MS - nowMs }, next: lapsed };
   }
   if (waitMs > policy.maxWaitMs) {
-    return { outcome: { status: 'rejected', reason: 'max_wait', retryAfterMs: waitMs - policy.maxWaitMs }, next: null };
+    return { outcome: { status: 'rejected', reason: 'max_wait', retryAfterMs: waitMs - policy.maxWaitMs }, next: lapsed };
   }
   if (waitMs === 0) {
     const next = afterOneInterval({ ms: nowMs, rem: 0 }, policy);
@@ -112,7 +117,7 @@ export function scheduleUpstream(state: UpstreamState | null, nowMs: number, hol
   const first = live[0];
   if (first !== undefined && live.length >= policy.maxReservations) {
     // The earliest reservation is gone by then at the latest: claimed, or expired.
-    return { outcome: { status: 'rejected', reason: 'reservations_full', retryAfterMs: Math.max(1, first.slotAtMs + policy.graceMs + 1 - nowMs) }, next: null };
+    return { outcome: { status: 'rejected', reason: 'reservations_full', retryAfterMs: Math.max(1, first.slotAtMs + policy.graceMs + 1 - nowMs) }, next: lapsed };
   }
   const next = afterOneInterval({ ms: slotAtMs + policy.graceMs, rem: 0 }, policy);
   return {

@@ -4,6 +4,7 @@ import { CachedUpstreamQuota, type CachedUpstreamQuotaOptions } from '../../../s
 import { holderIdOf, type UpstreamCaller } from '../../../src/limiter/upstream/upstream-holder';
 import type { UpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
 import { scheduleUpstream } from '../../../src/limiter/upstream/upstream-schedule';
+import { fcNumRuns } from '../../support/fc-num-runs';
 import { HeldReplyStore, settled } from './held-reply-store';
 
 // The cursor cache over an in-process store whose replies the test holds and
@@ -453,7 +454,7 @@ describe('CachedUpstreamQuota: properties', () => {
           timeline.heard(op.key, op.who, expected.outcome);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: fcNumRuns(300) },
     );
   });
 
@@ -482,7 +483,7 @@ describe('CachedUpstreamQuota: properties', () => {
           timeline.heard(op.key, op.who, outcome);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: fcNumRuns(300) },
     );
   });
 });

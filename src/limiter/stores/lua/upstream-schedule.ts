@@ -152,10 +152,18 @@ for _, r in ipairs(s.reservations) do
   end
 end
 
+-- What a call that grants nothing writes: the lapses it saw, or nothing.
+local function lapsed()
+  if #live == #s.reservations then
+    return current()
+  end
+  return write({cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count, reservations = live})
+end
+
 if mine then
   local slotAtMs = live[mine][2]
   if nowMs < slotAtMs then
-    return {1, 0, slotAtMs, slotAtMs - nowMs, current()}
+    return {1, 0, slotAtMs, slotAtMs - nowMs, lapsed()}
   end
   table.remove(live, mine)
   return {0, 1, nowMs, 0, write({cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count, reservations = live})}
@@ -171,17 +179,17 @@ end
 local waitMs = slotAtMs - nowMs
 
 if dailyBudget > 0 and spent >= dailyBudget then
-  return {2, 1, 0, (day + 1) * DAY_MS - nowMs, current()}
+  return {2, 1, 0, (day + 1) * DAY_MS - nowMs, lapsed()}
 end
 if waitMs > maxWaitMs then
-  return {2, 2, 0, waitMs - maxWaitMs, current()}
+  return {2, 2, 0, waitMs - maxWaitMs, lapsed()}
 end
 if waitMs == 0 then
   local cm, cr = afterOneInterval(nowMs, 0)
   return {0, 0, nowMs, 0, write({cursorMs = cm, cursorRem = cr, day = day, count = spent + 1, reservations = live})}
 end
 if #live > 0 and #live >= maxReservations then
-  return {2, 3, 0, math.max(1, live[1][2] + graceMs + 1 - nowMs), current()}
+  return {2, 3, 0, math.max(1, live[1][2] + graceMs + 1 - nowMs), lapsed()}
 end
 local cm, cr = afterOneInterval(slotAtMs + graceMs, 0)
 live[#live + 1] = {holder, slotAtMs}
