@@ -211,7 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       fix: 'raise HTTP_REQUEST_TIMEOUT_MS to at least HTTP_HEADERS_TIMEOUT_MS, or lower HTTP_HEADERS_TIMEOUT_MS',
     });
   }
-  const upstream = upstreamOf(v, cwd, options.readFile ?? defaultReadFile, file.upstreamTools, problems);
+  const upstream = upstreamOf(v, cwd, options.readFile ?? defaultReadFile, file.upstreamTools, problems, file.upstreamCosts);
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {

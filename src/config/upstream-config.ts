@@ -2,6 +2,7 @@ import path from 'node:path';
 import { resolveUpstreamPolicy } from '../limiter/upstream/upstream-policy';
 import type { ConfigProblem } from './config-error';
 import type { KnobValues } from './knobs';
+import { NO_UPSTREAM_COSTS, type UpstreamCosts } from './upstream-costs';
 import type { UpstreamToolQuotaEntry } from './upstream-section';
 
 /** UPSTREAM_MCP_URL and what goes with it: the server firelimit fronts, and the quotas in front of its calls. */
@@ -15,6 +16,8 @@ export interface UpstreamConfig {
   readonly quota: UpstreamQuotaConfig | undefined;
   /** The limits file's `upstream.tools`: a tool's own quota, scheduled as well as the shared one (docs/adr/0037). */
   readonly toolQuotas: ReadonlyMap<string, UpstreamQuotaConfig>;
+  /** The limits file's `upstream.costs`: what a forwarded request costs on the shared quota. Default: every one 1. */
+  readonly costs?: UpstreamCosts;
 }
 
 export interface UpstreamQuotaConfig {
@@ -52,10 +55,11 @@ export function upstreamOf(
   readFile: (filePath: string) => string,
   toolEntries: ReadonlyMap<string, UpstreamToolQuotaEntry>,
   problems: ConfigProblem[],
+  costs: UpstreamCosts = NO_UPSTREAM_COSTS,
 ): UpstreamConfig | undefined {
   if (v.UPSTREAM_MCP_URL === undefined) {
-    if (toolEntries.size > 0) {
-      problems.push({ knob: 'LIMITS_FILE', problem: 'upstream.tools: set, but UPSTREAM_MCP_URL is not', fix: 'set UPSTREAM_MCP_URL to the MCP server to front, or remove "upstream" from LIMITS_FILE' });
+    if (toolEntries.size > 0 || costs.methods.size > 0 || costs.tools.size > 0) {
+      problems.push({ knob: 'LIMITS_FILE', problem: `${toolEntries.size > 0 ? 'upstream.tools' : 'upstream.costs'}: set, but UPSTREAM_MCP_URL is not`, fix: 'set UPSTREAM_MCP_URL to the MCP server to front, or remove "upstream" from LIMITS_FILE' });
     }
     // A credential or quota with nothing to front is a typo in the deployment, not a setting to ignore.
     for (const name of UPSTREAM_ONLY_KNOBS) {
@@ -108,6 +112,7 @@ export function upstreamOf(
     listTtlMs: v.UPSTREAM_LIST_TTL_MS,
     quota: quotaOf(rate === undefined ? undefined : { ...rate, dailyBudget: v.UPSTREAM_DAILY_BUDGET }),
     toolQuotas,
+    costs,
   };
 }
 

@@ -1,4 +1,5 @@
 import { anyUpstreamQuota, upstreamIntervalMs, type UpstreamConfig } from '../config/config';
+import { FORWARDED_METHODS, NO_UPSTREAM_COSTS, sharedUpstreamCostOf } from '../config/upstream-costs';
 import { html, type SafeHtml } from './html';
 
 const UNIT_WORDS: Readonly<Record<number, string>> = { 1000: 'second', 60_000: 'minute', 3_600_000: 'hour', 86_400_000: 'day' };
@@ -45,6 +46,7 @@ server. The tools below reach services with quotas of their own, which every tok
 that allows <strong data-figure="upstream-rate">${rateWords(q.limit, q.windowMs)}</strong> for the whole service, every
 token together. This service uses ${Math.round(q.headroom * 100)}% of it: one upstream call every
 <strong data-figure="upstream-interval-ms">${upstreamIntervalMs(q)}</strong> ms at most, across every instance${q.dailyBudget === undefined ? '' : html`, and at most <strong data-figure="upstream-daily-budget">${q.dailyBudget}</strong> a day (UTC)`}.</p>
+${countedMethods(upstream)}
 ${upstream.toolQuotas.size === 0 ? '' : html`<p>Some tools reach services with quotas of their own. A call to one of them needs a slot on its own quota and on the shared one:</p>`}`;
   return html`<section aria-labelledby="upstream">
 <h2 id="upstream">${q === undefined ? 'Upstream quotas' : 'The shared upstream quota'}</h2>
@@ -63,9 +65,28 @@ the quota's longest wait${q === undefined ? '' : html` (${Math.round(q.maxWaitMs
 (<code>reservations_full</code>), today's budget is spent (<code>daily_budget</code>), or the quota's database is
 unreachable and this service is set to refuse rather than guess (<code>unavailable</code>). Wait <code>retryAfterMs</code>, then call again.</li>
 </ul>
+<p>For a tool that declares an <code>outputSchema</code>, these figures are in the result's
+<code>_meta["firelimit/upstreamQuota"]</code> only, not in <code>structuredContent</code>, so a client that checks
+structured results against the schema still reads the answer; every quota answer carries them there. A
+<code>resources/read</code>, <code>prompts/get</code> or <code>completion/complete</code> the quota cannot run now is
+answered with a JSON-RPC error, code <code>-32029</code>, whose <code>data</code> holds the same figures and the
+<code>method</code>; send the same request again as the figures say. Times are to the millisecond
+(<code>retryAfterMs</code>, <code>slotAtMs</code>); the text rounds to whole seconds only where that stays within the grace.</p>
 <p>A reservation is not a refusal of your token: your own limit (above) is counted once per request either way.</p>
 ${relayed}
 </section>`;
+}
+
+/** Which requests the shared quota counts (the limits file's `upstream.costs` may price some 0). */
+function countedMethods(upstream: UpstreamConfig): SafeHtml {
+  if (upstream.quota === undefined) return html``;
+  const costs = upstream.costs ?? NO_UPSTREAM_COSTS;
+  const counted = FORWARDED_METHODS.filter((method) => sharedUpstreamCostOf(costs, method) > 0);
+  const free = [...costs.tools].filter(([, cost]) => cost === 0).map(([tool]) => tool).sort();
+  const list = (names: readonly string[]): SafeHtml => html`${names.map((name, i) => html`${i === 0 ? '' : ', '}<code>${name}</code>`)}`;
+  return html`<p>It counts every request sent on to the upstream: <span data-figure="upstream-counted-methods">${counted.join(', ')}</span>
+(${counted.length === 0 ? 'none' : list(counted)}), each message of a batch on its own. The lists (<code>tools/list</code>,
+<code>resources/list</code>, <code>prompts/list</code>) come from this service's cache and count nothing${free.length === 0 ? '' : html`; so do calls to ${list(free)}, which the upstream does not count`}.</p>`;
 }
 
 /** What of the upstream's news reaches a caller (ADR 0038), and what cannot on a stateless service. */

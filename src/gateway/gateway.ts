@@ -13,7 +13,8 @@ import type {
 type ResourceTemplate = ListResourceTemplatesResult['resourceTemplates'][number];
 import type { UpstreamCall, UpstreamClient } from './upstream-client';
 import { UpstreamError } from './upstream-error';
-import type { GateAnswer, UpstreamQuotaGate } from './upstream-quota-gate';
+import type { GateAnswer, GateRequest, UpstreamQuotaGate } from './upstream-quota-gate';
+import { UpstreamQuotaRefusal } from './upstream-quota-refusal';
 
 export interface GatewayEvents {
   /** One call forwarded upstream, and how it ended. */
@@ -25,7 +26,7 @@ export interface GatewayOptions {
   /** How long a fetched list is served before it is fetched again; 0 = every time. */
   readonly listTtlMs: number;
   readonly clock: () => number;
-  /** UPSTREAM_RATE or a tool's own quota set: a forwarded tools/call passes the quotas that apply to it first. */
+  /** UPSTREAM_RATE or a tool's own quota set: every forwarded request passes the quotas that apply to it first. */
   readonly quota?: UpstreamQuotaGate;
   readonly events?: GatewayEvents;
 }
@@ -53,7 +54,7 @@ export type ForwardedCall = { readonly status: 'called'; readonly result: CallTo
 /**
  * The upstream as firelimit's MCP layer sees it: its lists (cached for
  * `listTtlMs`, dropped when the upstream says one changed) and its calls,
- * tools/call behind the shared quota. Lists are asked for without a token
+ * every forwarded request behind the upstream quotas. Lists are asked for without a token
  * id: they are the same for every caller and served to all from one fetch.
  */
 export class Gateway {
@@ -94,12 +95,27 @@ export class Gateway {
     return this.cached('prompts', async () => (await this.options.client.request(undefined, (client, o) => client.listPrompts(undefined, { ...o, cacheMode: 'bypass' }))).prompts);
   }
 
+  /** Throws an UpstreamQuotaRefusal when the upstream quota does not let the read run now. */
   async readResource(tokenId: string, uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    await this.admitOrRefuse({ tokenId, method: 'resources/read' }, signal);
     return this.options.client.request(tokenId, (client, o) => client.readResource({ uri }, { ...o, cacheMode: 'bypass' }), signal);
   }
 
+  /** Throws an UpstreamQuotaRefusal when the upstream quota does not let the request run now. */
   async getPrompt(tokenId: string, name: string, args: Record<string, string> | undefined, signal?: AbortSignal): Promise<GetPromptResult> {
+    await this.admitOrRefuse({ tokenId, method: 'prompts/get' }, signal);
     return this.options.client.request(tokenId, (client, o) => client.getPrompt({ name, arguments: args }, o), signal);
+  }
+
+  /**
+   * Every forwarded request but tools/call (whose answer is a tool result)
+   * passes the quota here: run, or an UpstreamQuotaRefusal thrown, before
+   * anything is sent. Each message of a batch comes through on its own.
+   */
+  async admitOrRefuse(request: GateRequest, signal?: AbortSignal): Promise<void> {
+    if (this.options.quota === undefined) return;
+    const answer = await this.options.quota.admit(request, signal);
+    if (answer.status !== 'run') throw new UpstreamQuotaRefusal(answer, request.method ?? 'tools/call');
   }
 
   /** The upstream tool of that name, from the cached list; undefined when the upstream has none. */
@@ -116,7 +132,7 @@ export class Gateway {
     let heldMs = 0;
     if (this.options.quota !== undefined) {
       // The request's signal ends a hold early: a caller that went away is not forwarded.
-      const answer = await this.options.quota.admit({ tokenId, tool: tool.name }, signal);
+      const answer = await this.options.quota.admit({ tokenId, method: 'tools/call', tool: tool.name }, signal);
       if (answer.status !== 'run') return answer;
       heldMs = answer.heldMs;
     }

@@ -1,3 +1,4 @@
+import { NO_UPSTREAM_COSTS, sharedUpstreamCostOf, type ForwardedMethod, type UpstreamCosts } from '../config/upstream-costs';
 import { SHARED_QUOTA_NAME } from '../config/upstream-section';
 import { encodeKeyPart } from '../limiter/key';
 import type { UpstreamCaller } from '../limiter/upstream/upstream-holder';
@@ -16,6 +17,19 @@ export function toolQuotaKey(tool: string): string {
 }
 
 const MAX_HOLDS = 4;
+
+/**
+ * One forwarded request, as the gate schedules it: who sends it (the verified
+ * token id), what it is, and for tools/call which tool. An object, so what a
+ * request brings later (a deadline, a reservation it echoes) is one more field.
+ */
+export interface GateRequest {
+  readonly tokenId: string;
+  /** Default 'tools/call'. */
+  readonly method?: ForwardedMethod;
+  /** tools/call: the tool the gateway found in the upstream's list. */
+  readonly tool?: string;
+}
 
 /** One quota a call is scheduled on. */
 export interface UpstreamQuota {
@@ -50,6 +64,8 @@ export interface UpstreamQuotaGateOptions {
   readonly shared?: UpstreamPolicy;
   /** The limits file's `upstream.tools`: a tool's own quota, applied as well as the shared one. */
   readonly tools?: ReadonlyMap<string, UpstreamPolicy>;
+  /** The limits file's `upstream.costs`: a request that costs 0 is not scheduled on the shared quota. Default: every one costs 1. */
+  readonly costs?: UpstreamCosts;
   /** A slot at most this far away is waited for in the request. */
   readonly holdMs: number;
   readonly clock: () => number;
@@ -59,7 +75,9 @@ export interface UpstreamQuotaGateOptions {
 }
 
 /**
- * Hands a forwarded tools/call to the upstream quotas that apply to it: run
+ * Hands a forwarded request (tools/call, resources/read, prompts/get,
+ * completion/complete: every one that reaches the upstream; the cached lists
+ * do not) to the upstream quotas that apply to it: run
  * now, hold it for a near slot and claim it (the same holder coming back at
  * its slot runs without taking another), or answer "reserved"/"rejected"
  * for the client to wait on (docs/adr/0036-upstream-hold.md).
@@ -75,27 +93,41 @@ export class UpstreamQuotaGate {
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** The quotas of a tool with none of its own. */
   private readonly sharedOnly: readonly UpstreamQuota[];
+  private readonly costs: UpstreamCosts;
   /** Built once per configured tool: a caller naming tools cannot grow it. */
   private readonly byTool = new Map<string, readonly UpstreamQuota[]>();
+  /** The same, for a tool whose calls cost 0 on the shared quota: its own quota only. */
+  private readonly byFreeTool = new Map<string, readonly UpstreamQuota[]>();
 
   constructor(private readonly options: UpstreamQuotaGateOptions) {
     this.sleep = options.sleep ?? abortableSleep;
+    this.costs = options.costs ?? NO_UPSTREAM_COSTS;
     const shared: UpstreamQuota[] = options.shared === undefined ? [] : [{ name: SHARED_QUOTA_NAME, key: UPSTREAM_QUOTA_KEY, policy: options.shared }];
     this.sharedOnly = shared;
     for (const [tool, policy] of options.tools ?? []) {
-      const quotas = [{ name: tool, key: toolQuotaKey(tool), policy }, ...shared];
+      const own = { name: tool, key: toolQuotaKey(tool), policy };
+      const quotas = [own, ...shared];
       // Longest interval first; the sort is stable, so a tie keeps the tool's own quota first.
       this.byTool.set(tool, quotas.sort((a, b) => compareIntervals(b.policy, a.policy)));
+      this.byFreeTool.set(tool, [own]);
     }
   }
 
-  /** The quotas a call to `tool` is scheduled on, in the order they are asked. */
-  quotasFor(tool: string): readonly UpstreamQuota[] {
-    return this.byTool.get(tool) ?? this.sharedOnly;
+  /** The quotas a request is scheduled on, in the order they are asked: a tool's own (tools/call), and the shared one unless the request costs 0 there. */
+  quotasFor(tool: string | undefined, method: ForwardedMethod = 'tools/call'): readonly UpstreamQuota[] {
+    const counted = sharedUpstreamCostOf(this.costs, method, tool) > 0;
+    if (method === 'tools/call' && tool !== undefined) {
+      const own = (counted ? this.byTool : this.byFreeTool).get(tool);
+      if (own !== undefined) return own;
+    }
+    return counted ? this.sharedOnly : [];
   }
 
-  async admit(caller: UpstreamCaller, signal?: AbortSignal): Promise<GateAnswer> {
-    const quotas = this.quotasFor(caller.tool);
+  async admit(request: GateRequest, signal?: AbortSignal): Promise<GateAnswer> {
+    const method = request.method ?? 'tools/call';
+    const quotas = this.quotasFor(request.tool, method);
+    // A request's holder on the quotas: the token and what it asks for (a method is never a tool name: those hold no '/').
+    const caller: UpstreamCaller = { tokenId: request.tokenId, tool: method === 'tools/call' ? (request.tool ?? '') : method };
     if (quotas.length === 0) return { status: 'run', heldMs: 0 };
     const startedAtMs = this.options.clock();
     // Bounded: one hold normally suffices; a clock that lags the state's own can ask for a few more ms.

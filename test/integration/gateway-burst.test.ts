@@ -86,7 +86,7 @@ describe.each(['memory', 'redis', 'rtdb'] as const)('%s: 200 concurrent tools/ca
       const before = upstream.calls().length;
       const answers = await burst(firelimit);
       expect(upstream.calls().length - before).toBe(1);
-      const waits = answers.map((a) => a.result?.structuredContent as { status?: string; slotAtMs?: number } | undefined).filter((s) => s?.status !== undefined);
+      const waits = answers.map((a) => a.result?._meta?.['firelimit/upstreamQuota'] as { status?: string; slotAtMs?: number } | undefined).filter((s) => s?.status !== undefined);
       expect(waits).toHaveLength(BURST - 1);
       expect(waits.every((s) => s?.status === 'reserved' || s?.status === 'rejected')).toBe(true);
       expect(new Set(waits.filter((s) => s?.status === 'reserved').map((s) => s?.slotAtMs)).size).toBe(1);

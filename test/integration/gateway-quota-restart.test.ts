@@ -39,7 +39,8 @@ const BACKENDS: readonly Backend[] = [
   },
 ];
 
-const structured = (result: unknown): Record<string, unknown> => ((result as CallToolResult).structuredContent ?? {}) as Record<string, unknown>;
+/** A quota answer's figures (in _meta: echo has an outputSchema), else the tool's own structured result. */
+const structured = (result: unknown): Record<string, unknown> => ((result as CallToolResult)._meta?.['firelimit/upstreamQuota'] ?? (result as CallToolResult).structuredContent ?? {}) as Record<string, unknown>;
 
 describe.each(BACKENDS)('the upstream quota when $name restarts empty', (backend) => {
   let database: Awaited<ReturnType<Backend['start']>>;

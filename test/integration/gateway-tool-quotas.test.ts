@@ -63,7 +63,7 @@ describe("a tool's own upstream quota (LIMITS_FILE upstream.tools)", () => {
     try {
       await client.callTool({ name: 'echo', arguments: { text: 'one' } });
       const refused = (await client.callTool({ name: 'echo', arguments: { text: 'two' } })) as CallToolResult;
-      expect(refused.structuredContent).toMatchObject({ status: 'rejected', quota: 'echo', reason: 'max_wait' });
+      expect(refused._meta?.['firelimit/upstreamQuota']).toMatchObject({ status: 'rejected', quota: 'echo', reason: 'max_wait' });
       expect(textOf(refused)).toContain("The echo tool's own upstream quota cannot take this call");
       for (let i = 0; i < 3; i++) expect((await client.callTool({ name: 'slow', arguments: { waitMs: 0 } })).isError).toBeFalsy();
       expect(upstream.calls().map((c) => c.tool)).toEqual(['echo', 'slow', 'slow', 'slow']);

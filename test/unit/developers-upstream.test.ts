@@ -66,3 +66,20 @@ describe("/developers lists each tool's own upstream quota", () => {
     expect(figure(text, 'tool-quota-interval-ms-search')).toBe('4444');
   });
 });
+
+describe('/developers says which requests the shared upstream quota counts', () => {
+  const withCosts = (costs: unknown): string =>
+    renderDevelopersPage(loadConfig({ UPSTREAM_MCP_URL: 'http://u.example/mcp', UPSTREAM_RATE: '2/s', LIMITS_FILE: 'limits.json' }, { cwd: '/srv', readFile: () => JSON.stringify({ upstream: { costs } }) }), { baseUrl: 'https://mcp.example' });
+  it.each([
+    ['by default every forwarded request', {}, 'tools/call, resources/read, prompts/get, completion/complete'],
+    ['without the reads the limits file prices 0', { methods: { 'resources/read': 0 } }, 'tools/call, prompts/get, completion/complete'],
+  ] as const)('%s', (_what, costs, counted) => {
+    const text = withCosts(costs);
+    expect(figure(text, 'upstream-counted-methods')).toBe(counted);
+    expect(text).toContain('_meta["firelimit/upstreamQuota"]');
+  });
+
+  it('names the tools priced 0', () => {
+    expect(withCosts({ tools: { echo: 0 } })).toContain('so do calls to <code>echo</code>, which the upstream does not count');
+  });
+});

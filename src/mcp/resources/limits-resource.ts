@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { callFacts } from '../../config/call-facts';
 import { upstreamIntervalMs, type Config, type UpstreamQuotaConfig } from '../../config/config';
+import { FORWARDED_METHODS, NO_UPSTREAM_COSTS, sharedUpstreamCostOf } from '../../config/upstream-costs';
 import { describePolicy } from '../../limiter/describe-policy';
 
 export const LIMITS_RESOURCE_URI = 'firelimit://limits';
@@ -41,8 +42,18 @@ function upstreamQuotasOf(config: Config): Record<string, unknown> {
     maxWaitMs: q.maxWaitMs,
     ...(q.dailyBudget === undefined ? {} : { dailyBudget: q.dailyBudget }),
   });
+  const costs = upstream?.costs ?? NO_UPSTREAM_COSTS;
   return {
-    ...(upstream?.quota === undefined ? {} : { shared: quota(upstream.quota) }),
+    ...(upstream?.quota === undefined
+      ? {}
+      : {
+          shared: {
+            ...quota(upstream.quota),
+            // Which requests the shared quota counts: every forwarded one, each message of a batch on its own; lists come from a cache.
+            counts: FORWARDED_METHODS.filter((method) => sharedUpstreamCostOf(costs, method) > 0),
+            ...(costs.tools.size === 0 ? {} : { toolCosts: Object.fromEntries(costs.tools) }),
+          },
+        }),
     tools: Object.fromEntries([...(upstream?.toolQuotas ?? [])].map(([tool, q]) => [tool, quota(q)])),
   };
 }

@@ -328,3 +328,26 @@ describe('abortableSleep', () => {
     }
   });
 });
+
+describe('UpstreamQuotaGate: every forwarded request is scheduled, unless the limits file prices it 0 on the shared quota', () => {
+  const search = resolveUpstreamPolicy({ limit: 1, windowMs: 1000, headroom: 1, maxWaitMs: 0, graceMs: 0 });
+  const costs = { methods: new Map([['resources/read', 0]] as const), tools: new Map([['free', 0], ['search', 0]] as const) };
+  const gate = new UpstreamQuotaGate({ store: new MemoryUpstreamQuotaStore(), shared: policy, tools: new Map([['search', search]]), costs, holdMs: 0, clock: () => T0 });
+  it.each([
+    ['tools/call of a tool without a quota of its own: the shared quota', 'tools/call', 'echo', [UPSTREAM_QUOTA_KEY]],
+    ['prompts/get: the shared quota', 'prompts/get', undefined, [UPSTREAM_QUOTA_KEY]],
+    ['completion/complete: the shared quota', 'completion/complete', undefined, [UPSTREAM_QUOTA_KEY]],
+    ['resources/read priced 0: no quota', 'resources/read', undefined, []],
+    ['a tool priced 0: no quota', 'tools/call', 'free', []],
+    ['a tool priced 0 with a quota of its own: its own quota only', 'tools/call', 'search', [toolQuotaKey('search')]],
+  ] as const)('%s', (_what, method, tool, keys) => {
+    expect(gate.quotasFor(tool, method).map((q) => q.key)).toEqual(keys);
+  });
+
+  it('a read and a prompt in the same ms: one runs, the other is given the next slot, as tool calls are', async () => {
+    const { gate: reads } = gateAt(0);
+    const [first, second] = await Promise.all([reads.admit({ tokenId: 'tok_a', method: 'resources/read' }), reads.admit({ tokenId: 'tok_b', method: 'prompts/get' })]);
+    expect(first).toEqual({ status: 'run', heldMs: 0 });
+    expect(second).toEqual({ status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 500, retryAfterMs: 500 });
+  });
+});
