@@ -277,6 +277,11 @@ export const knobs = {
     durationMs(0, 60_000).default(2000),
     'set UPSTREAM_HOLD_MS to the longest a call is held for its slot, in ms, e.g. 2000 (0: never hold; answer "reserved")',
   ),
+  /** Unset: a quarter of the reservations that fit within the longest wait (defaultReservationsPerHolder). */
+  UPSTREAM_MAX_RESERVATIONS_PER_TOKEN: knob(
+    positiveInt('a positive whole number of reservations').max(100).optional(),
+    'set UPSTREAM_MAX_RESERVATIONS_PER_TOKEN to the most slots one token may hold waiting on an upstream quota, from 1 to 100, e.g. 10, or unset it for a quarter of the queue',
+  ),
   METRICS_PORT: knob(port.optional(), 'set METRICS_PORT to a port for /metrics (not the public PORT), or unset it'),
   LOG_FORMAT: knob(z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).optional(), 'set LOG_FORMAT to json or pretty'),
 } as const;

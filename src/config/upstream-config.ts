@@ -30,6 +30,8 @@ export interface UpstreamQuotaConfig {
   readonly graceMs: number;
   /** A slot this near is waited for in the request; farther, the caller is told to come back. */
   readonly holdMs: number;
+  /** UPSTREAM_MAX_RESERVATIONS_PER_TOKEN; undefined: a quarter of the queue (docs/adr/0053). */
+  readonly maxReservationsPerToken?: number;
 }
 
 const UPSTREAM_ONLY_KNOBS = ['UPSTREAM_MCP_AUTHORIZATION', 'UPSTREAM_MCP_AUTHORIZATION_FILE', 'UPSTREAM_RATE', 'UPSTREAM_DAILY_BUDGET'] as const;
@@ -94,6 +96,7 @@ export function upstreamOf(
           dailyBudget: entry.dailyBudget,
           graceMs: v.UPSTREAM_GRACE_MS,
           holdMs: v.UPSTREAM_HOLD_MS,
+          ...(v.UPSTREAM_MAX_RESERVATIONS_PER_TOKEN === undefined ? {} : { maxReservationsPerToken: v.UPSTREAM_MAX_RESERVATIONS_PER_TOKEN }),
         };
   const toolQuotas = new Map<string, UpstreamQuotaConfig>();
   for (const [tool, entry] of toolEntries) {

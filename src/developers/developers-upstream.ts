@@ -1,5 +1,6 @@
 import { anyUpstreamQuota, upstreamIntervalMs, type UpstreamConfig } from '../config/config';
 import { FORWARDED_METHODS, NO_UPSTREAM_COSTS, sharedUpstreamCostOf } from '../config/upstream-costs';
+import { DEFAULT_UPSTREAM_MAX_RESERVATIONS, defaultReservationsPerHolder } from '../limiter/upstream/upstream-policy';
 import { html, type SafeHtml } from './html';
 
 const UNIT_WORDS: Readonly<Record<number, string>> = { 1000: 'second', 60_000: 'minute', 3_600_000: 'hour', 86_400_000: 'day' };
@@ -56,13 +57,18 @@ ${upstream.toolQuotas.size === 0 ? '' : toolQuotaRows(upstream)}
 normal tool result marked <code>isError: true</code>; its <code>quota</code> field says which quota answered
 (<code>"upstream"</code> for the shared one, or the tool's name for its own):</p>
 <ul>
-<li><code>structuredContent: { "status": "reserved", "retryAfterMs": …, "slotAtMs": …, "quota": … }</code>: a slot is kept for you
-(your token and this tool) at <code>slotAtMs</code> (epoch ms). Call the same tool again with the same arguments at or after
-that time, and within ${anyQuota.graceMs} ms of it: it runs without queueing again. Calling earlier returns the same reservation;
-coming back much later loses the slot, and you queue again. The text says the same for a model.</li>
+<li><code>structuredContent: { "status": "reserved", "retryAfterMs": …, "slotAtMs": …, "quota": …, "reservation": … }</code>: a slot
+is kept for this call at <code>slotAtMs</code> (epoch ms); each call that must wait gets a slot of its own. Call the same tool
+again with the same arguments at or after that time, and within ${anyQuota.graceMs} ms of it: it runs without queueing again.
+Put the <code>reservation</code> id in the call's <code>_meta</code> as <code>"firelimit/reservation"</code> to claim exactly
+that slot (calling earlier with it returns the same reservation); without it, a call claims your token's oldest slot whose
+time has come, and one made earlier queues anew. Coming back after the grace loses the slot: it is released at once for
+others. The text says the same for a model.</li>
 <li><code>structuredContent: { "status": "rejected", "reason": …, "retryAfterMs": …, "quota": … }</code>: no slot within
 the quota's longest wait${q === undefined ? '' : html` (${Math.round(q.maxWaitMs / 1000)} s for the shared one)`} is free (<code>max_wait</code>), too many callers are waiting
-(<code>reservations_full</code>), today's budget is spent (<code>daily_budget</code>), or the quota's database is
+(<code>reservations_full</code>), your token already holds its fair share of waiting slots, at most
+<strong data-figure="upstream-reservations-per-token">${reservationsPerToken(upstream)}</strong> across every tool
+(<code>token_reservations_full</code>: come back for those first), today's budget is spent (<code>daily_budget</code>), or the quota's database is
 unreachable and this service is set to refuse rather than guess (<code>unavailable</code>). Wait <code>retryAfterMs</code>, then call again.</li>
 </ul>
 <p>For a tool that declares an <code>outputSchema</code>, these figures are in the result's
@@ -75,6 +81,13 @@ answered with a JSON-RPC error, code <code>-32029</code>, whose <code>data</code
 <p>A reservation is not a refusal of your token: your own limit (above) is counted once per request either way.</p>
 ${relayed}
 </section>`;
+}
+
+/** The per-token cap on the shared quota (else the first tool quota's), as the scheduler resolves it. */
+function reservationsPerToken(upstream: UpstreamConfig): number {
+  const q = anyUpstreamQuota(upstream) as NonNullable<ReturnType<typeof anyUpstreamQuota>>;
+  const headroomBp = Math.round(q.headroom * 10_000);
+  return q.maxReservationsPerToken ?? defaultReservationsPerHolder(q.limit, q.windowMs, headroomBp, q.maxWaitMs, q.graceMs, DEFAULT_UPSTREAM_MAX_RESERVATIONS);
 }
 
 /** Which requests the shared quota counts (the limits file's `upstream.costs` may price some 0). */

@@ -96,14 +96,14 @@ export class Gateway {
   }
 
   /** Throws an UpstreamQuotaRefusal when the upstream quota does not let the read run now. */
-  async readResource(tokenId: string, uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
-    await this.admitOrRefuse({ tokenId, method: 'resources/read' }, signal);
+  async readResource(tokenId: string, uri: string, signal?: AbortSignal, reservation?: unknown): Promise<ReadResourceResult> {
+    await this.admitOrRefuse({ tokenId, method: 'resources/read', reservation }, signal);
     return this.options.client.request(tokenId, (client, o) => client.readResource({ uri }, { ...o, cacheMode: 'bypass' }), signal);
   }
 
   /** Throws an UpstreamQuotaRefusal when the upstream quota does not let the request run now. */
-  async getPrompt(tokenId: string, name: string, args: Record<string, string> | undefined, signal?: AbortSignal): Promise<GetPromptResult> {
-    await this.admitOrRefuse({ tokenId, method: 'prompts/get' }, signal);
+  async getPrompt(tokenId: string, name: string, args: Record<string, string> | undefined, signal?: AbortSignal, reservation?: unknown): Promise<GetPromptResult> {
+    await this.admitOrRefuse({ tokenId, method: 'prompts/get', reservation }, signal);
     return this.options.client.request(tokenId, (client, o) => client.getPrompt({ name, arguments: args }, o), signal);
   }
 
@@ -128,11 +128,12 @@ export class Gateway {
    * run. The result is the upstream's, unchanged; a failure of the upstream
    * is thrown as an UpstreamError for the MCP layer to word.
    */
-  async callTool(tokenId: string, tool: Tool, args: Record<string, unknown> | undefined, signal?: AbortSignal, relay: CallRelay = {}): Promise<ForwardedCall> {
+  /** `reservation`: the id the call echoes in `_meta` (reservation-id.ts), unchecked. */
+  async callTool(tokenId: string, tool: Tool, args: Record<string, unknown> | undefined, signal?: AbortSignal, relay: CallRelay = {}, reservation?: unknown): Promise<ForwardedCall> {
     let heldMs = 0;
     if (this.options.quota !== undefined) {
       // The request's signal ends a hold early: a caller that went away is not forwarded.
-      const answer = await this.options.quota.admit({ tokenId, method: 'tools/call', tool: tool.name }, signal);
+      const answer = await this.options.quota.admit({ tokenId, method: 'tools/call', tool: tool.name, reservation }, signal);
       if (answer.status !== 'run') return answer;
       heldMs = answer.heldMs;
     }

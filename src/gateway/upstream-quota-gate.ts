@@ -6,6 +6,7 @@ import { intervalOf, type UpstreamPolicy } from '../limiter/upstream/upstream-po
 import type { UpstreamQuotaStore } from '../limiter/upstream/upstream-quota-store';
 import type { UpstreamRejection } from '../limiter/upstream/upstream-schedule';
 import type { UpstreamState } from '../limiter/upstream/upstream-state';
+import { formatReservationId, parseReservationId } from './reservation-id';
 
 /** The one key every token's calls share: the upstream has one quota for the whole service. */
 export const UPSTREAM_QUOTA_KEY = 'upstream';
@@ -29,6 +30,12 @@ export interface GateRequest {
   readonly method?: ForwardedMethod;
   /** tools/call: the tool the gateway found in the upstream's list. */
   readonly tool?: string;
+  /**
+   * The reservation id the call echoes (`_meta["firelimit/reservation"]`),
+   * as the client sent it: unchecked input, parsed here. Absent or not ours:
+   * the call claims its token's oldest slot that has come, if any.
+   */
+  readonly reservation?: unknown;
 }
 
 /** One quota a call is scheduled on. */
@@ -46,7 +53,8 @@ export interface UpstreamQuota {
  */
 export type GateAnswer =
   | { readonly status: 'run'; readonly heldMs: number }
-  | { readonly status: 'reserved'; readonly quota: string; readonly slotAtMs: number; readonly retryAfterMs: number }
+  /** `reservation`: the id to echo to claim exactly this slot (reservation-id.ts). */
+  | { readonly status: 'reserved'; readonly quota: string; readonly slotAtMs: number; readonly retryAfterMs: number; readonly reservation: string }
   | { readonly status: 'rejected'; readonly quota: string; readonly reason: UpstreamRejection; readonly retryAfterMs: number }
   | { readonly status: 'cancelled'; readonly heldMs: number };
 
@@ -126,8 +134,12 @@ export class UpstreamQuotaGate {
   async admit(request: GateRequest, signal?: AbortSignal): Promise<GateAnswer> {
     const method = request.method ?? 'tools/call';
     const quotas = this.quotasFor(request.tool, method);
-    // A request's holder on the quotas: the token and what it asks for (a method is never a tool name: those hold no '/').
+    // What the call is, for the stores' logs; the holder is the token alone (upstream-holder.ts).
     const caller: UpstreamCaller = { tokenId: request.tokenId, tool: method === 'tools/call' ? (request.tool ?? '') : method };
+    // The slot to claim on each key: the echoed one, then, while held, the one this gate was given.
+    const claims = new Map<string, number>();
+    const echoed = parseReservationId(request.reservation);
+    if (echoed !== undefined) claims.set(echoed.key, echoed.slotAtMs);
     if (quotas.length === 0) return { status: 'run', heldMs: 0 };
     const startedAtMs = this.options.clock();
     // Bounded: one hold normally suffices; a clock that lags the state's own can ask for a few more ms.
@@ -135,12 +147,14 @@ export class UpstreamQuotaGate {
     for (let round = 0; round < MAX_HOLDS; round++) {
       const nowMs = this.options.clock();
       if (signal?.aborted === true) return this.report({ status: 'cancelled', heldMs: nowMs - startedAtMs });
-      const answer = await this.pass(quotas, caller, nowMs, startedAtMs);
+      const answer = await this.pass(quotas, caller, claims, nowMs, startedAtMs);
       // Held only while the whole wait, so far and to come, stays within the hold.
       if (answer.status !== 'reserved' || nowMs - startedAtMs + answer.retryAfterMs > this.options.holdMs) {
         return this.report(answer);
       }
       last = answer;
+      // Held: this call comes back for exactly the slot it was given, not its token's oldest.
+      claims.set(quotaKeyOf(quotas, answer.quota), answer.slotAtMs);
       await this.sleep(answer.retryAfterMs, signal);
     }
     if (signal?.aborted === true) return this.report({ status: 'cancelled', heldMs: this.options.clock() - startedAtMs });
@@ -149,11 +163,15 @@ export class UpstreamQuotaGate {
   }
 
   /** Every quota in order until one does not answer `run`. */
-  private async pass(quotas: readonly UpstreamQuota[], caller: UpstreamCaller, nowMs: number, startedAtMs: number): Promise<GateAnswer> {
+  private async pass(quotas: readonly UpstreamQuota[], caller: UpstreamCaller, claims: ReadonlyMap<string, number>, nowMs: number, startedAtMs: number): Promise<GateAnswer> {
     for (const quota of quotas) {
-      const { outcome, state } = await this.options.store.schedule(quota.key, nowMs, caller, quota.policy);
+      const claimSlotAtMs = claims.get(quota.key);
+      const { outcome, state } = await this.options.store.schedule(quota.key, nowMs, claimSlotAtMs === undefined ? caller : { ...caller, claimSlotAtMs }, quota.policy);
       this.options.events?.onState?.(quota, state);
-      if (outcome.status === 'reserved') return { status: 'reserved', quota: quota.name, slotAtMs: outcome.slotAtMs, retryAfterMs: outcome.retryAfterMs };
+      if (outcome.status === 'reserved') {
+        const reservation = formatReservationId({ key: quota.key, slotAtMs: outcome.slotAtMs });
+        return { status: 'reserved', quota: quota.name, slotAtMs: outcome.slotAtMs, retryAfterMs: outcome.retryAfterMs, reservation };
+      }
       if (outcome.status === 'rejected') return { status: 'rejected', quota: quota.name, reason: outcome.reason, retryAfterMs: outcome.retryAfterMs };
     }
     return { status: 'run', heldMs: Math.max(0, nowMs - startedAtMs) };
@@ -163,6 +181,11 @@ export class UpstreamQuotaGate {
     this.options.events?.onDecision?.(answer);
     return answer;
   }
+}
+
+/** The key of the quota named `name` among those a call is scheduled on. */
+function quotaKeyOf(quotas: readonly UpstreamQuota[], name: string): string {
+  return (quotas.find((quota) => quota.name === name) as UpstreamQuota).key;
 }
 
 /** a's interval against b's, compared exactly: numerator_a × denominator_b against numerator_b × denominator_a. */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { anyUpstreamQuota, type Config } from '../config/config';
 import type { ForwardedCall, Gateway } from '../gateway/gateway';
 import { UpstreamError } from '../gateway/upstream-error';
+import { RESERVATION_META_KEY } from '../gateway/reservation-id';
 import { UpstreamQuotaRefusal } from '../gateway/upstream-quota-refusal';
 import type { Logger } from '../shared/logger';
 import { toolContextOf } from './call-context';
@@ -53,7 +54,7 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
     if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
     if (context === undefined) return runTool(mine ?? missingContextTool(name), {}, undefined, logger);
     try {
-      return answerOf(await gateway.callTool(context.token.id, tool, args, ctx.mcpReq.signal, callRelayOf(ctx)), tool, context, graceMs);
+      return answerOf(await gateway.callTool(context.token.id, tool, args, ctx.mcpReq.signal, callRelayOf(ctx), echoedReservation(request.params)), tool, context, graceMs);
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       // A tool the model can see failed: it reads the words and may try again; the upstream's own text is never passed on.
@@ -69,12 +70,12 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
     const { uri } = request.params;
     if (uri === LIMITS_RESOURCE_URI) return { contents: [{ uri, mimeType: 'application/json', text: limitsText }] };
     const context = toolContextOf(ctx);
-    return upstream(() => gateway.readResource(context?.token.id ?? '', uri, ctx.mcpReq.signal), () => quotaAnswerClock(context, clock), graceMs);
+    return upstream(() => gateway.readResource(context?.token.id ?? '', uri, ctx.mcpReq.signal, echoedReservation(request.params)), () => quotaAnswerClock(context, clock), graceMs);
   });
   low.setRequestHandler('prompts/list', async () => ({ prompts: [...(await upstream(() => gateway.prompts()))] }));
   low.setRequestHandler('prompts/get', async (request, ctx) => {
     const context = toolContextOf(ctx);
-    return upstream(() => gateway.getPrompt(context?.token.id ?? '', request.params.name, request.params.arguments, ctx.mcpReq.signal), () => quotaAnswerClock(context, clock), graceMs);
+    return upstream(() => gateway.getPrompt(context?.token.id ?? '', request.params.name, request.params.arguments, ctx.mcpReq.signal, echoedReservation(request.params)), () => quotaAnswerClock(context, clock), graceMs);
   });
 }
 
@@ -95,6 +96,11 @@ async function upstream<T>(call: () => Promise<T>, nowMs: () => number = Date.no
 
 function answerOf(call: ForwardedCall, tool: Tool, context: ToolContext, graceMs: number): CallToolResult {
   return call.status === 'called' ? call.result : quotaToolResult(call, tool, context.clock(), graceMs);
+}
+
+/** The reservation id a returning call echoes in its `_meta`, unchecked (the gate parses it). */
+function echoedReservation(params: { readonly _meta?: Record<string, unknown> }): unknown {
+  return params._meta?.[RESERVATION_META_KEY];
 }
 
 function quotaAnswerClock(context: ToolContext | undefined, fallback: () => number): number {

@@ -16,6 +16,7 @@ const REJECTION_WORDS: Readonly<Record<UpstreamRejection, string>> = {
   daily_budget: "today's upstream budget is spent",
   max_wait: 'every slot within the longest wait is taken',
   reservations_full: 'too many callers are already waiting',
+  token_reservations_full: 'your token already holds its share of the waiting slots (come back for them first)',
   unavailable: 'the quota cannot be checked while its database is unreachable',
 };
 
@@ -24,7 +25,7 @@ export const QUOTA_META_KEY = 'firelimit/upstreamQuota';
 
 /** The figures of an answer, the same wherever they are carried. */
 export function quotaFigures(answer: QuotaRefusal, nowMs: number): Record<string, unknown> {
-  if (answer.status === 'reserved') return { status: 'reserved', retryAfterMs: answer.retryAfterMs, slotAtMs: answer.slotAtMs, quota: answer.quota };
+  if (answer.status === 'reserved') return { status: 'reserved', retryAfterMs: answer.retryAfterMs, slotAtMs: answer.slotAtMs, quota: answer.quota, reservation: answer.reservation };
   if (answer.status === 'rejected') return { status: 'rejected', reason: answer.reason, retryAfterMs: answer.retryAfterMs, retryAtMs: nowMs + answer.retryAfterMs, quota: answer.quota };
   return { status: 'cancelled', quota: SHARED_QUOTA_NAME };
 }

@@ -80,8 +80,9 @@ describe.each([
       MAX_BATCH_MESSAGES: '100',
       UPSTREAM_MCP_URL: proxy.url,
       UPSTREAM_RATE: '2/s',
-      UPSTREAM_MAX_WAIT_MS: '3000',
+      UPSTREAM_MAX_WAIT_MS: '20000',
       UPSTREAM_HOLD_MS: '1000',
+      UPSTREAM_MAX_RESERVATIONS_PER_TOKEN: '10',
       LIMITS_FILE: limitsFile,
     };
     servers = await Promise.all(Array.from({ length: instances }, () => startReadyServer(env, 90_000)));
@@ -99,7 +100,38 @@ describe.each([
 
   const portOf = (i: number): number => (servers[i % servers.length] as ServerProcess).port;
 
+  // First, while the queue is empty: issue 17 item 4.
+  it('10 parallel calls of one token all run, each at a slot of its own, when they come back (echoing the id or not)', async () => {
+    const from = proxy.messages.length;
+    const secret = secrets[0] as string;
+    const call = (i: number, id: number, reservation?: string) =>
+      postMcp(portOf(i + id), secret, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: `call-${i}` }, ...(reservation === undefined ? {} : { _meta: { 'firelimit/reservation': reservation } }) } });
+    type Figures = { status: string; slotAtMs: number; reservation: string };
+    const figuresOf = (body: unknown): Figures | undefined => (body as { result?: { _meta?: Record<string, Figures> } }).result?._meta?.['firelimit/upstreamQuota'];
+    const slots: number[] = [];
+    const ran = await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        let answer = await call(i, 0);
+        for (let tries = 1; figuresOf(answer.body) !== undefined; tries++) {
+          const figures = figuresOf(answer.body) as Figures;
+          expect({ i, tries, status: figures.status }).toEqual({ i, tries, status: 'reserved' });
+          slots.push(figures.slotAtMs);
+          await new Promise((resolve) => setTimeout(resolve, Math.max(0, figures.slotAtMs - Date.now() + 20)));
+          // Half echo their reservation id, half come back with nothing: both claim a slot of their own.
+          answer = await call(i, tries, i % 2 === 0 ? figures.reservation : undefined);
+        }
+        return answer;
+      }),
+    );
+    expect(ran.map((a) => JSON.stringify(a.body).includes(`Echo: call-`))).toEqual(Array.from({ length: 10 }, () => true));
+    expect(new Set(slots).size).toBe(slots.length);
+    expect(slots.length).toBeGreaterThanOrEqual(5);
+    expect(proxy.messages.slice(from).filter((m) => m.method === 'tools/call')).toHaveLength(10);
+  }, 60_000);
+
   it('10 tokens sending tools/call, resources/read and prompts/get at once: at most 2 reach the upstream in any second', async () => {
+    // The last claimed slot above moved the cursor one grace and one interval on (1.56 s): let it pass, so some run now.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
     const from = proxy.messages.length;
     const kinds = [CALL, READ, PROMPT];
     const sent = await Promise.all(
@@ -128,4 +160,41 @@ describe.each([
     const seen = proxy.messages.slice(from);
     expect(mostInAnyWindow(seen, 1000)).toBeLessThanOrEqual(2);
   }, 60_000);
+});
+
+describe('upstream.costs in the limits file, in front of server-everything', () => {
+  let everything: EverythingUpstream;
+  let proxy: RecordingProxy;
+  let dir: string;
+
+  beforeAll(async () => {
+    everything = await startEverythingUpstream();
+    proxy = await startRecordingProxy(everything.url);
+    dir = await mkdtemp(path.join(os.tmpdir(), 'firelimit-costs-'));
+    await writeFile(path.join(dir, 'limits.json'), JSON.stringify({ upstream: { costs: { methods: { 'resources/read': 0 } } } }));
+  }, 30_000);
+
+  afterAll(async () => {
+    await proxy?.close();
+    await everything?.close();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a read priced 0 is never scheduled: a batch of 20 reaches the upstream whole, while prompts/get is still held to 2/s', async () => {
+    const { startFirelimit } = await import('../support/gateway-harness');
+    const { GOOD_SECRET } = await import('../support/mcp-test-app');
+    const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: proxy.url, UPSTREAM_RATE: '2/s', UPSTREAM_HOLD_MS: '0', LIMITS_FILE: 'limits.json' }, { cwd: dir });
+    try {
+      const post = async (batch: unknown[]) => (await fetch(firelimit.url, { method: 'POST', headers: { Authorization: `Bearer ${GOOD_SECRET}`, Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json', 'MCP-Protocol-Version': '2025-03-26' }, body: JSON.stringify(batch) })).json() as Promise<{ result?: unknown; error?: { data?: { status?: string } } }[]>;
+      const from = proxy.messages.length;
+      const reads = await post(Array.from({ length: 20 }, (_, i) => ({ jsonrpc: '2.0', id: i, ...READ })));
+      expect(reads.filter((m) => m.result !== undefined)).toHaveLength(20);
+      const prompts = await post(Array.from({ length: 5 }, (_, i) => ({ jsonrpc: '2.0', id: i, ...PROMPT })));
+      expect(prompts.filter((m) => m.result !== undefined)).toHaveLength(1);
+      expect(prompts.filter((m) => m.error?.data?.status === 'reserved' || m.error?.data?.status === 'rejected')).toHaveLength(4);
+      expect(proxy.messages.slice(from).filter((m) => m.method === 'resources/read')).toHaveLength(20);
+    } finally {
+      await firelimit.stop();
+    }
+  }, 30_000);
 });

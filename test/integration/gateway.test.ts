@@ -2,6 +2,7 @@ import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResu
 import { TOKEN_ID_HEADER } from '../../src/gateway/upstream-client';
 import { connect, startFirelimit, textOf, type RunningFirelimit } from '../support/gateway-harness';
 import { GOOD_SECRET, TEST_TOKEN } from '../support/mcp-test-app';
+import { formatReservationId } from '../../src/gateway/reservation-id';
 import { startUpstreamStub, UPSTREAM_TOOL_ANNOTATIONS, type UpstreamStub } from '../support/upstream-mcp-server';
 
 /**
@@ -230,7 +231,7 @@ describe('the shared upstream quota in front of tools/call (UPSTREAM_RATE)', () 
       expect(second.isError).toBe(true);
       // echo has an outputSchema: the figures ride in _meta only, so a validating client can read them.
       expect(second.structuredContent).toBeUndefined();
-      expect(second._meta?.['firelimit/upstreamQuota']).toEqual({ status: 'reserved', retryAfterMs: 500, slotAtMs: nowMs + 500, quota: 'upstream' });
+      expect(second._meta?.['firelimit/upstreamQuota']).toEqual({ status: 'reserved', retryAfterMs: 500, slotAtMs: nowMs + 500, quota: 'upstream', reservation: formatReservationId({ key: 'upstream', slotAtMs: nowMs + 500 }) });
       expect(textOf(second)).toContain('again in 1 s');
       expect(upstream.calls().map((c) => c.args)).toEqual([{ text: 'one' }]);
       nowMs += 500;

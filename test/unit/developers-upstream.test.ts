@@ -83,3 +83,15 @@ describe('/developers says which requests the shared upstream quota counts', () 
     expect(withCosts({ tools: { echo: 0 } })).toContain('so do calls to <code>echo</code>, which the upstream does not count');
   });
 });
+
+describe("/developers states a token's fair share of the waiting slots", () => {
+  it.each([
+    ['2/s at the defaults: a quarter of the 39 slots within 60 s', {}, '10'],
+    ['15/min: a quarter of 12', { UPSTREAM_RATE: '15/min' }, '3'],
+    ['as UPSTREAM_MAX_RESERVATIONS_PER_TOKEN sets it', { UPSTREAM_MAX_RESERVATIONS_PER_TOKEN: '4' }, '4'],
+  ] as const)('%s', (_what, extra, perToken) => {
+    const text = page({ UPSTREAM_MCP_URL: 'http://u.example/mcp', UPSTREAM_RATE: '2/s', ...extra });
+    expect(figure(text, 'upstream-reservations-per-token')).toBe(perToken);
+    expect(text).toContain('"firelimit/reservation"');
+  });
+});
