@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { resolveUpstreamPolicy } from '../limiter/upstream/upstream-policy';
+import { BASIS_POINTS, DEFAULT_UPSTREAM_MAX_RESERVATIONS, defaultReservationsPerHolder, resolveUpstreamPolicy } from '../limiter/upstream/upstream-policy';
 import type { ConfigProblem } from './config-error';
 import type { KnobValues } from './knobs';
 import { NO_UPSTREAM_COSTS, type UpstreamCosts } from './upstream-costs';
@@ -39,6 +39,12 @@ const UPSTREAM_ONLY_KNOBS = ['UPSTREAM_MCP_AUTHORIZATION', 'UPSTREAM_MCP_AUTHORI
 /** One call every this many ms at most: windowMs / (limit × headroom), rounded, as /developers and firelimit://limits show it. */
 export function upstreamIntervalMs(quota: UpstreamQuotaConfig): number {
   return Math.round(quota.windowMs / (quota.limit * quota.headroom));
+}
+
+/** The most waiting slots one token may hold on this quota: UPSTREAM_MAX_RESERVATIONS_PER_TOKEN, else a quarter of the queue. */
+export function reservationsPerTokenOf(quota: UpstreamQuotaConfig): number {
+  const headroomBp = Math.round(quota.headroom * BASIS_POINTS);
+  return quota.maxReservationsPerToken ?? defaultReservationsPerHolder(quota.limit, quota.windowMs, headroomBp, quota.maxWaitMs, quota.graceMs, DEFAULT_UPSTREAM_MAX_RESERVATIONS);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { anyUpstreamQuota, upstreamIntervalMs, type UpstreamConfig } from '../config/config';
+import { reservationsPerTokenOf } from '../config/upstream-config';
 import { FORWARDED_METHODS, NO_UPSTREAM_COSTS, sharedUpstreamCostOf } from '../config/upstream-costs';
-import { DEFAULT_UPSTREAM_MAX_RESERVATIONS, defaultReservationsPerHolder } from '../limiter/upstream/upstream-policy';
 import { html, type SafeHtml } from './html';
 
 const UNIT_WORDS: Readonly<Record<number, string>> = { 1000: 'second', 60_000: 'minute', 3_600_000: 'hour', 86_400_000: 'day' };
@@ -85,9 +85,7 @@ ${relayed}
 
 /** The per-token cap on the shared quota (else the first tool quota's), as the scheduler resolves it. */
 function reservationsPerToken(upstream: UpstreamConfig): number {
-  const q = anyUpstreamQuota(upstream) as NonNullable<ReturnType<typeof anyUpstreamQuota>>;
-  const headroomBp = Math.round(q.headroom * 10_000);
-  return q.maxReservationsPerToken ?? defaultReservationsPerHolder(q.limit, q.windowMs, headroomBp, q.maxWaitMs, q.graceMs, DEFAULT_UPSTREAM_MAX_RESERVATIONS);
+  return reservationsPerTokenOf(anyUpstreamQuota(upstream) as NonNullable<ReturnType<typeof anyUpstreamQuota>>);
 }
 
 /** Which requests the shared quota counts (the limits file's `upstream.costs` may price some 0). */

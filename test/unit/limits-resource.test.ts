@@ -28,8 +28,9 @@ describe('describeLimits: the limits resource', () => {
     );
     const text = describeLimits(config);
     expect(text.upstreamQuotas).toEqual({
-      shared: { limit: 15, windowSeconds: 60, headroom: 0.9, intervalMs: 4444, maxWaitMs: 60_000, dailyBudget: 900, counts: ['tools/call', 'resources/read', 'prompts/get', 'completion/complete'] },
-      tools: { search: { limit: 2, windowSeconds: 1, headroom: 1, intervalMs: 500, maxWaitMs: 60_000 } },
+      shared: { limit: 15, windowSeconds: 60, headroom: 0.9, intervalMs: 4444, maxWaitMs: 60_000, dailyBudget: 900, maxReservationsPerToken: 3, counts: ['tools/call', 'resources/read', 'prompts/get', 'completion/complete'] },
+      // 2/s at headroom 1 with the 1 s grace: 41 slots fit in 60 s, 11 a token.
+      tools: { search: { limit: 2, windowSeconds: 1, headroom: 1, intervalMs: 500, maxWaitMs: 60_000, maxReservationsPerToken: 11 } },
     });
     expect(JSON.stringify(text)).not.toMatch(/internal\.example|k-secret-77/);
   });

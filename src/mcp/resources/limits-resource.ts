@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import { callFacts } from '../../config/call-facts';
 import { upstreamIntervalMs, type Config, type UpstreamQuotaConfig } from '../../config/config';
 import { FORWARDED_METHODS, NO_UPSTREAM_COSTS, sharedUpstreamCostOf } from '../../config/upstream-costs';
+import { reservationsPerTokenOf } from '../../config/upstream-config';
 import { describePolicy } from '../../limiter/describe-policy';
 
 export const LIMITS_RESOURCE_URI = 'firelimit://limits';
@@ -41,6 +42,8 @@ function upstreamQuotasOf(config: Config): Record<string, unknown> {
     intervalMs: upstreamIntervalMs(q),
     maxWaitMs: q.maxWaitMs,
     ...(q.dailyBudget === undefined ? {} : { dailyBudget: q.dailyBudget }),
+    // A token's share of the waiting slots, across every tool (docs/adr/0053).
+    maxReservationsPerToken: reservationsPerTokenOf(q),
   });
   const costs = upstream?.costs ?? NO_UPSTREAM_COSTS;
   return {
