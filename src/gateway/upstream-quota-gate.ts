@@ -86,9 +86,10 @@ export interface UpstreamQuotaGateOptions {
  * Hands a forwarded request (tools/call, resources/read, prompts/get,
  * completion/complete: every one that reaches the upstream; the cached lists
  * do not) to the upstream quotas that apply to it: run
- * now, hold it for a near slot and claim it (the same holder coming back at
- * its slot runs without taking another), or answer "reserved"/"rejected"
- * for the client to wait on (docs/adr/0036-upstream-hold.md).
+ * now, hold it for a near slot and claim exactly that slot (a held call
+ * comes back for the slot it was given, not its token's oldest), or answer
+ * "reserved" (with the id a returning call echoes) or "rejected" for the
+ * client to wait on (docs/adr/0036-upstream-hold.md, docs/adr/0053).
  *
  * A tool with its own quota is scheduled on it and on the shared one, key by
  * key, the one with the longest interval first (the likeliest to make it
