@@ -229,7 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
     }
   }
   const auth = authConfigOf({ issuersFileText, firebaseProjectId: v.FIREBASE_AUTH_PROJECT_ID, tierNames: tiers.map((tier) => tier.name) }, problems);
-  const upstream = upstreamOf(v, cwd, options.readFile ?? defaultReadFile, options.upstreamSection === 'schema-only' && v.UPSTREAM_MCP_URL === undefined ? new Map() : file.upstreamTools, problems);
+  const upstream = upstreamOf(v, cwd, options.readFile ?? defaultReadFile, options.upstreamSection === 'schema-only' && v.UPSTREAM_MCP_URL === undefined ? new Map() : file.upstreamTools, problems, file.upstreamCosts);
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {

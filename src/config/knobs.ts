@@ -307,6 +307,11 @@ export const knobs = {
     durationMs(0, 60_000).default(2000),
     'set UPSTREAM_HOLD_MS to the longest a call is held for its slot, in ms, e.g. 2000 (0: never hold; answer "reserved")',
   ),
+  /** Unset: a quarter of the reservations that fit within the longest wait (defaultReservationsPerHolder). */
+  UPSTREAM_MAX_RESERVATIONS_PER_TOKEN: knob(
+    positiveInt('a positive whole number of reservations').max(100).optional(),
+    'set UPSTREAM_MAX_RESERVATIONS_PER_TOKEN to the most slots one token may hold waiting on an upstream quota, from 1 to 100, e.g. 10, or unset it for a quarter of the queue',
+  ),
   AUTH_ISSUERS_FILE: knob(
     z.string().optional(),
     'set AUTH_ISSUERS_FILE to a readable JSON file of trusted token issuers (README, "Signing in with your identity provider"), or unset it to accept only flk_ tokens',

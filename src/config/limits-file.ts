@@ -7,6 +7,7 @@ import type { ConfigProblem } from './config-error';
 import { costsSchema, parsedRules, rulesSchema, type ParsedRule } from './rules-section';
 import type { Tier } from './tier';
 import { upstreamSectionSchema, upstreamToolQuotasOf, type UpstreamToolQuotaEntry } from './upstream-section';
+import { upstreamCostsOf, type UpstreamCosts } from './upstream-costs';
 
 /**
  * LIMITS_FILE: tiers with several limits each, in JSON.
@@ -59,6 +60,8 @@ export type LimitsFileResult =
       readonly rules: readonly ParsedRule[];
       /** `upstream.tools`: a tool's own upstream quota, by tool name. */
       readonly upstreamTools: ReadonlyMap<string, UpstreamToolQuotaEntry>;
+      /** `upstream.costs`: what a forwarded request costs on the shared upstream quota. */
+      readonly upstreamCosts: UpstreamCosts;
     }
   | { readonly ok: false; readonly problems: readonly ConfigProblem[] };
 
@@ -109,7 +112,8 @@ export function parseLimitsFile(text: string, defaults: LimitsFileDefaults): Lim
   const rules = parsedRules(parsed.data.rules ?? [], defaults, problems);
   const costs = new Map(Object.entries(parsed.data.costs ?? {}));
   const upstreamTools = upstreamToolQuotasOf(parsed.data.upstream, problems);
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, tiers, costs, rules, upstreamTools };
+  const upstreamCosts = upstreamCostsOf(parsed.data.upstream?.costs, problems);
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, tiers, costs, rules, upstreamTools, upstreamCosts };
 }
 
 /** The path of the first object holding `key` as its own property, or undefined. */

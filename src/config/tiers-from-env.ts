@@ -4,6 +4,7 @@ import type { KnobValues } from './knobs';
 import { parseLimitsFile } from './limits-file';
 import type { PolicyRule } from '../policies/policy-rule';
 import type { Tier } from './tier';
+import { NO_UPSTREAM_COSTS, type UpstreamCosts } from './upstream-costs';
 import type { UpstreamToolQuotaEntry } from './upstream-section';
 
 const MINUTE_MS = 60_000;
@@ -23,9 +24,10 @@ export interface FileSections {
   readonly costs: ReadonlyMap<string, number>;
   readonly rules: readonly PolicyRule[];
   readonly upstreamTools: ReadonlyMap<string, UpstreamToolQuotaEntry>;
+  readonly upstreamCosts: UpstreamCosts;
 }
 
-const NO_SECTIONS: FileSections = { costs: new Map(), rules: [], upstreamTools: new Map() };
+const NO_SECTIONS: FileSections = { costs: new Map(), rules: [], upstreamTools: new Map(), upstreamCosts: NO_UPSTREAM_COSTS };
 
 export function tiersOf(
   env: NodeJS.ProcessEnv,
@@ -92,5 +94,5 @@ export function tiersOf(
       tiers.push(tier);
     }
   }
-  return { tiers, file: { costs: parsed.costs, rules: parsed.rules, upstreamTools: parsed.upstreamTools } };
+  return { tiers, file: { costs: parsed.costs, rules: parsed.rules, upstreamTools: parsed.upstreamTools, upstreamCosts: parsed.upstreamCosts } };
 }

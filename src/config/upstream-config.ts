@@ -1,7 +1,8 @@
 import path from 'node:path';
-import { resolveUpstreamPolicy } from '../limiter/upstream/upstream-policy';
+import { BASIS_POINTS, DEFAULT_UPSTREAM_MAX_RESERVATIONS, defaultReservationsPerHolder, resolveUpstreamPolicy } from '../limiter/upstream/upstream-policy';
 import type { ConfigProblem } from './config-error';
 import type { KnobValues } from './knobs';
+import { NO_UPSTREAM_COSTS, type UpstreamCosts } from './upstream-costs';
 import type { UpstreamToolQuotaEntry } from './upstream-section';
 
 /** UPSTREAM_MCP_URL and what goes with it: the server firelimit fronts, and the quotas in front of its calls. */
@@ -19,6 +20,8 @@ export interface UpstreamConfig {
   readonly quota: UpstreamQuotaConfig | undefined;
   /** The limits file's `upstream.tools`: a tool's own quota, scheduled as well as the shared one (docs/adr/0037). */
   readonly toolQuotas: ReadonlyMap<string, UpstreamQuotaConfig>;
+  /** The limits file's `upstream.costs`: what a forwarded request costs on the shared quota. Default: every one 1. */
+  readonly costs?: UpstreamCosts;
 }
 
 export interface UpstreamQuotaConfig {
@@ -31,6 +34,8 @@ export interface UpstreamQuotaConfig {
   readonly graceMs: number;
   /** A slot this near is waited for in the request; farther, the caller is told to come back. */
   readonly holdMs: number;
+  /** UPSTREAM_MAX_RESERVATIONS_PER_TOKEN; undefined: a quarter of the queue (docs/adr/0053). */
+  readonly maxReservationsPerToken?: number;
 }
 
 const UPSTREAM_ONLY_KNOBS = ['UPSTREAM_MCP_AUTHORIZATION', 'UPSTREAM_MCP_AUTHORIZATION_FILE', 'UPSTREAM_RATE', 'UPSTREAM_DAILY_BUDGET'] as const;
@@ -38,6 +43,12 @@ const UPSTREAM_ONLY_KNOBS = ['UPSTREAM_MCP_AUTHORIZATION', 'UPSTREAM_MCP_AUTHORI
 /** One call every this many ms at most: windowMs / (limit × headroom), rounded, as /developers and firelimit://limits show it. */
 export function upstreamIntervalMs(quota: UpstreamQuotaConfig): number {
   return Math.round(quota.windowMs / (quota.limit * quota.headroom));
+}
+
+/** The most waiting slots one token may hold on this quota: UPSTREAM_MAX_RESERVATIONS_PER_TOKEN, else a quarter of the queue. */
+export function reservationsPerTokenOf(quota: UpstreamQuotaConfig): number {
+  const headroomBp = Math.round(quota.headroom * BASIS_POINTS);
+  return quota.maxReservationsPerToken ?? defaultReservationsPerHolder(quota.limit, quota.windowMs, headroomBp, quota.maxWaitMs, quota.graceMs, DEFAULT_UPSTREAM_MAX_RESERVATIONS);
 }
 
 /**
@@ -56,10 +67,11 @@ export function upstreamOf(
   readFile: (filePath: string) => string,
   toolEntries: ReadonlyMap<string, UpstreamToolQuotaEntry>,
   problems: ConfigProblem[],
+  costs: UpstreamCosts = NO_UPSTREAM_COSTS,
 ): UpstreamConfig | undefined {
   if (v.UPSTREAM_MCP_URL === undefined) {
-    if (toolEntries.size > 0) {
-      problems.push({ knob: 'LIMITS_FILE', problem: 'upstream.tools: set, but UPSTREAM_MCP_URL is not', fix: 'set UPSTREAM_MCP_URL to the MCP server to front, or remove "upstream" from LIMITS_FILE' });
+    if (toolEntries.size > 0 || costs.methods.size > 0 || costs.tools.size > 0) {
+      problems.push({ knob: 'LIMITS_FILE', problem: `${toolEntries.size > 0 ? 'upstream.tools' : 'upstream.costs'}: set, but UPSTREAM_MCP_URL is not`, fix: 'set UPSTREAM_MCP_URL to the MCP server to front, or remove "upstream" from LIMITS_FILE' });
     }
     // A credential or quota with nothing to front is a typo in the deployment, not a setting to ignore.
     for (const name of UPSTREAM_ONLY_KNOBS) {
@@ -94,6 +106,7 @@ export function upstreamOf(
           dailyBudget: entry.dailyBudget,
           graceMs: v.UPSTREAM_GRACE_MS,
           holdMs: v.UPSTREAM_HOLD_MS,
+          ...(v.UPSTREAM_MAX_RESERVATIONS_PER_TOKEN === undefined ? {} : { maxReservationsPerToken: v.UPSTREAM_MAX_RESERVATIONS_PER_TOKEN }),
         };
   const toolQuotas = new Map<string, UpstreamQuotaConfig>();
   for (const [tool, entry] of toolEntries) {
@@ -114,6 +127,7 @@ export function upstreamOf(
     sessionIdleMs: v.UPSTREAM_SESSION_IDLE_MS,
     quota: quotaOf(rate === undefined ? undefined : { ...rate, dailyBudget: v.UPSTREAM_DAILY_BUDGET }),
     toolQuotas,
+    costs,
   };
 }
 

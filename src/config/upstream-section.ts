@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { TOOL_NAME } from '../policies/tool-costs';
 import type { ConfigProblem } from './config-error';
 import { parseDuration } from './limit-schema';
+import { upstreamCostsSchema } from './upstream-costs';
 import { hasAtMostFourDecimals, parseUpstreamRate, UPSTREAM_RATE_EXPECTED, type UpstreamRate } from './upstream-rate';
 
 /**
@@ -34,6 +35,8 @@ const toolQuotaSchema = z
 export const upstreamSectionSchema = z
   .object({
     tools: z.record(z.string(), toolQuotaSchema, { error: 'expected an object of quotas by tool name' }).default({}),
+    /** What a forwarded request costs on the shared quota (upstream-costs.ts). */
+    costs: upstreamCostsSchema.optional(),
   })
   .strict();
 

@@ -1,5 +1,7 @@
 import { anyUpstreamQuota, upstreamIntervalMs, type Config, type UpstreamConfig } from '../config/config';
 import { defaultCostOf } from '../policies/free-calls';
+import { reservationsPerTokenOf } from '../config/upstream-config';
+import { FORWARDED_METHODS, NO_UPSTREAM_COSTS, sharedUpstreamCostOf } from '../config/upstream-costs';
 import { html, type SafeHtml } from './html';
 
 const UNIT_WORDS: Readonly<Record<number, string>> = { 1000: 'second', 60_000: 'minute', 3_600_000: 'hour', 86_400_000: 'day' };
@@ -51,6 +53,7 @@ server. The tools below reach services with quotas of their own, which every tok
 that allows <strong data-figure="upstream-rate">${rateWords(q.limit, q.windowMs)}</strong> for the whole service, every
 token together. This service uses ${Math.round(q.headroom * 100)}% of it: one upstream call every
 <strong data-figure="upstream-interval-ms">${upstreamIntervalMs(q)}</strong> ms at most, ${config.rateLimit.backend === 'memory' ? html`<strong data-figure="upstream-quota-scope">on each instance</strong> (this deployment keeps the quota in each instance's memory, so N instances can send N times that)` : html`<span data-figure="upstream-quota-scope">across every instance</span>`}${q.dailyBudget === undefined ? '' : html`, and at most <strong data-figure="upstream-daily-budget">${q.dailyBudget}</strong> a day (UTC)`}.</p>
+${countedMethods(upstream)}
 ${upstream.toolQuotas.size === 0 ? '' : html`<p>Some tools reach services with quotas of their own. A call to one of them needs a slot on its own quota and on the shared one:</p>`}`;
   return html`<section aria-labelledby="upstream">
 <h2 id="upstream">${q === undefined ? 'Upstream quotas' : 'The shared upstream quota'}</h2>
@@ -60,18 +63,47 @@ ${upstream.toolQuotas.size === 0 ? '' : toolQuotaRows(upstream)}
 normal tool result marked <code>isError: true</code>; its <code>quota</code> field says which quota answered
 (<code>"upstream"</code> for the shared one, or the tool's name for its own):</p>
 <ul>
-<li><code>structuredContent: { "status": "reserved", "retryAfterMs": …, "slotAtMs": …, "quota": … }</code>: a slot is kept for you
-(your token and this tool) at <code>slotAtMs</code> (epoch ms). Call the same tool again with the same arguments at or after
-that time, and within ${anyQuota.graceMs} ms of it: it runs without queueing again. Calling earlier returns the same reservation;
-coming back much later loses the slot, and you queue again. The text says the same for a model.</li>
+<li><code>structuredContent: { "status": "reserved", "retryAfterMs": …, "slotAtMs": …, "quota": …, "reservation": … }</code>: a slot
+is kept for this call at <code>slotAtMs</code> (epoch ms); each call that must wait gets a slot of its own. Call the same tool
+again with the same arguments at or after that time, and within ${anyQuota.graceMs} ms of it: it runs without queueing again.
+Put the <code>reservation</code> id in the call's <code>_meta</code> as <code>"firelimit/reservation"</code> to claim exactly
+that slot (calling earlier with it returns the same reservation); without it, a call claims your token's oldest slot whose
+time has come, and one made earlier queues anew. Coming back after the grace loses the slot: it is released at once for
+others. The text says the same for a model.</li>
 <li><code>structuredContent: { "status": "rejected", "reason": …, "retryAfterMs": …, "quota": … }</code>: no slot within
 the quota's longest wait${q === undefined ? '' : html` (${Math.round(q.maxWaitMs / 1000)} s for the shared one)`} is free (<code>max_wait</code>), too many callers are waiting
-(<code>reservations_full</code>), today's budget is spent (<code>daily_budget</code>), or the quota's database is
+(<code>reservations_full</code>), your token already holds its fair share of waiting slots, at most
+<strong data-figure="upstream-reservations-per-token">${reservationsPerToken(upstream)}</strong> across every tool
+(<code>token_reservations_full</code>: come back for those first), today's budget is spent (<code>daily_budget</code>), or the quota's database is
 unreachable and this service is set to refuse rather than guess (<code>unavailable</code>). Wait <code>retryAfterMs</code>, then call again.</li>
 </ul>
+<p>For a tool that declares an <code>outputSchema</code>, these figures are in the result's
+<code>_meta["firelimit/upstreamQuota"]</code> only, not in <code>structuredContent</code>, so a client that checks
+structured results against the schema still reads the answer; every quota answer carries them there. A
+<code>resources/read</code>, <code>prompts/get</code> or <code>completion/complete</code> the quota cannot run now is
+answered with a JSON-RPC error, code <code>-32029</code>, whose <code>data</code> holds the same figures and the
+<code>method</code>; send the same request again as the figures say. Times are to the millisecond
+(<code>retryAfterMs</code>, <code>slotAtMs</code>); the text rounds to whole seconds only where that stays within the grace.</p>
 <p>A reservation is not a refusal of your token: your own limit (above) is counted once per request either way.</p>
 ${relayed}
 </section>`;
+}
+
+/** The per-token cap on the shared quota (else the first tool quota's), as the scheduler resolves it. */
+function reservationsPerToken(upstream: UpstreamConfig): number {
+  return reservationsPerTokenOf(anyUpstreamQuota(upstream) as NonNullable<ReturnType<typeof anyUpstreamQuota>>);
+}
+
+/** Which requests the shared quota counts (the limits file's `upstream.costs` may price some 0). */
+function countedMethods(upstream: UpstreamConfig): SafeHtml {
+  if (upstream.quota === undefined) return html``;
+  const costs = upstream.costs ?? NO_UPSTREAM_COSTS;
+  const counted = FORWARDED_METHODS.filter((method) => sharedUpstreamCostOf(costs, method) > 0);
+  const free = [...costs.tools].filter(([, cost]) => cost === 0).map(([tool]) => tool).sort();
+  const list = (names: readonly string[]): SafeHtml => html`${names.map((name, i) => html`${i === 0 ? '' : ', '}<code>${name}</code>`)}`;
+  return html`<p>It counts every request sent on to the upstream: <span data-figure="upstream-counted-methods">${counted.join(', ')}</span>
+(${counted.length === 0 ? 'none' : list(counted)}), each message of a batch on its own. The lists (<code>tools/list</code>,
+<code>resources/list</code>, <code>prompts/list</code>) come from this service's cache and count nothing${free.length === 0 ? '' : html`; so do calls to ${list(free)}, which the upstream does not count`}.</p>`;
 }
 
 /** What of the upstream's news reaches a caller (ADR 0038), and what cannot on a stateless service. */

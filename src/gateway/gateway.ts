@@ -16,7 +16,8 @@ type ResourceTemplate = ListResourceTemplatesResult['resourceTemplates'][number]
 import type { Logger } from '../shared/logger';
 import type { UpstreamCall, UpstreamClient } from './upstream-client';
 import { UpstreamError } from './upstream-error';
-import type { GateAnswer, UpstreamQuotaGate } from './upstream-quota-gate';
+import type { GateAnswer, GateRequest, UpstreamQuotaGate } from './upstream-quota-gate';
+import { UpstreamQuotaRefusal } from './upstream-quota-refusal';
 
 export interface GatewayEvents {
   /** One call forwarded upstream, and how it ended. */
@@ -28,7 +29,7 @@ export interface GatewayOptions {
   /** How long a fetched list is served before it is fetched again; 0 = every time. */
   readonly listTtlMs: number;
   readonly clock: () => number;
-  /** UPSTREAM_RATE or a tool's own quota set: a forwarded tools/call passes the quotas that apply to it first. */
+  /** UPSTREAM_RATE or a tool's own quota set: every forwarded request passes the quotas that apply to it first. */
   readonly quota?: UpstreamQuotaGate;
   readonly events?: GatewayEvents;
   /** Where a list served stale is noted. */
@@ -68,7 +69,7 @@ export type ForwardedCall = { readonly status: 'called'; readonly result: CallTo
 /**
  * The upstream as firelimit's MCP layer sees it: its lists (cached for
  * `listTtlMs`, dropped when the upstream says one changed) and its calls,
- * tools/call behind the shared quota. Lists are asked for without a token
+ * every forwarded request behind the upstream quotas. Lists are asked for without a token
  * id: they are the same for every caller and served to all from one fetch.
  */
 export class Gateway {
@@ -114,17 +115,36 @@ export class Gateway {
     return this.cached('prompts', async () => (await this.options.client.request(undefined, (client, o) => client.listPrompts(undefined, { ...o, cacheMode: 'bypass' }))).prompts);
   }
 
-  async readResource(tokenId: string, uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+  /** Throws an UpstreamQuotaRefusal when the upstream quota does not let the read run now. */
+  async readResource(tokenId: string, uri: string, signal?: AbortSignal, reservation?: unknown): Promise<ReadResourceResult> {
+    await this.admitOrRefuse({ tokenId, method: 'resources/read', reservation }, signal);
     return this.options.client.request(tokenId, (client, o) => client.readResource({ uri }, { ...o, cacheMode: 'bypass' }), signal);
   }
 
-  async getPrompt(tokenId: string, name: string, args: Record<string, string> | undefined, signal?: AbortSignal): Promise<GetPromptResult> {
+  /** Throws an UpstreamQuotaRefusal when the upstream quota does not let the request run now. */
+  async getPrompt(tokenId: string, name: string, args: Record<string, string> | undefined, signal?: AbortSignal, reservation?: unknown): Promise<GetPromptResult> {
+    await this.admitOrRefuse({ tokenId, method: 'prompts/get', reservation }, signal);
     return this.options.client.request(tokenId, (client, o) => client.getPrompt({ name, arguments: args }, o), signal);
   }
 
-  /** Relays one completion/complete for `tokenId` on its session (the upstream offered `completions`). */
-  async complete(tokenId: string, params: CompleteRequestParams, signal?: AbortSignal): Promise<CompleteResult> {
+  /**
+   * Relays one completion/complete for `tokenId` on its session (the upstream offered `completions`); throws an
+   * UpstreamQuotaRefusal when the upstream quota does not let it run now.
+   */
+  async complete(tokenId: string, params: CompleteRequestParams, signal?: AbortSignal, reservation?: unknown): Promise<CompleteResult> {
+    await this.admitOrRefuse({ tokenId, method: 'completion/complete', reservation }, signal);
     return this.options.client.request(tokenId, (client, o) => client.complete(params, o), signal);
+  }
+
+  /**
+   * Every forwarded request but tools/call (whose answer is a tool result)
+   * passes the quota here: run, or an UpstreamQuotaRefusal thrown, before
+   * anything is sent. Each message of a batch comes through on its own.
+   */
+  async admitOrRefuse(request: GateRequest, signal?: AbortSignal): Promise<void> {
+    if (this.options.quota === undefined) return;
+    const answer = await this.options.quota.admit(request, signal);
+    if (answer.status !== 'run') throw new UpstreamQuotaRefusal(answer, request.method ?? 'tools/call');
   }
 
   /**
@@ -185,11 +205,12 @@ export class Gateway {
    * run. The result is the upstream's, unchanged; a failure of the upstream
    * is thrown as an UpstreamError for the MCP layer to word.
    */
-  async callTool(tokenId: string, tool: Tool, args: Record<string, unknown> | undefined, signal?: AbortSignal, relay: CallRelay = {}): Promise<ForwardedCall> {
+  /** `reservation`: the id the call echoes in `_meta` (reservation-id.ts), unchecked. */
+  async callTool(tokenId: string, tool: Tool, args: Record<string, unknown> | undefined, signal?: AbortSignal, relay: CallRelay = {}, reservation?: unknown): Promise<ForwardedCall> {
     let heldMs = 0;
     if (this.options.quota !== undefined) {
       // The request's signal ends a hold early: a caller that went away is not forwarded.
-      const answer = await this.options.quota.admit({ tokenId, tool: tool.name }, signal);
+      const answer = await this.options.quota.admit({ tokenId, method: 'tools/call', tool: tool.name, reservation }, signal);
       if (answer.status !== 'run') return answer;
       heldMs = answer.heldMs;
     }

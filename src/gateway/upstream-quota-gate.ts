@@ -1,3 +1,4 @@
+import { NO_UPSTREAM_COSTS, sharedUpstreamCostOf, type ForwardedMethod, type UpstreamCosts } from '../config/upstream-costs';
 import { SHARED_QUOTA_NAME } from '../config/upstream-section';
 import { encodeKeyPart } from '../limiter/key';
 import type { UpstreamCaller } from '../limiter/upstream/upstream-holder';
@@ -5,6 +6,7 @@ import { intervalOf, type UpstreamPolicy } from '../limiter/upstream/upstream-po
 import type { UpstreamQuotaStore } from '../limiter/upstream/upstream-quota-store';
 import type { UpstreamRejection } from '../limiter/upstream/upstream-schedule';
 import type { UpstreamState } from '../limiter/upstream/upstream-state';
+import { formatReservationId, parseReservationId } from './reservation-id';
 
 /** The one key every token's calls share: the upstream has one quota for the whole service. */
 export const UPSTREAM_QUOTA_KEY = 'upstream';
@@ -16,6 +18,25 @@ export function toolQuotaKey(tool: string): string {
 }
 
 const MAX_HOLDS = 4;
+
+/**
+ * One forwarded request, as the gate schedules it: who sends it (the verified
+ * token id), what it is, and for tools/call which tool. An object, so what a
+ * request brings later (a deadline, a reservation it echoes) is one more field.
+ */
+export interface GateRequest {
+  readonly tokenId: string;
+  /** Default 'tools/call'. */
+  readonly method?: ForwardedMethod;
+  /** tools/call: the tool the gateway found in the upstream's list. */
+  readonly tool?: string;
+  /**
+   * The reservation id the call echoes (`_meta["firelimit/reservation"]`),
+   * as the client sent it: unchecked input, parsed here. Absent or not ours:
+   * the call claims its token's oldest slot that has come, if any.
+   */
+  readonly reservation?: unknown;
+}
 
 /** One quota a call is scheduled on. */
 export interface UpstreamQuota {
@@ -32,7 +53,8 @@ export interface UpstreamQuota {
  */
 export type GateAnswer =
   | { readonly status: 'run'; readonly heldMs: number }
-  | { readonly status: 'reserved'; readonly quota: string; readonly slotAtMs: number; readonly retryAfterMs: number }
+  /** `reservation`: the id to echo to claim exactly this slot (reservation-id.ts). */
+  | { readonly status: 'reserved'; readonly quota: string; readonly slotAtMs: number; readonly retryAfterMs: number; readonly reservation: string }
   | { readonly status: 'rejected'; readonly quota: string; readonly reason: UpstreamRejection; readonly retryAfterMs: number }
   | { readonly status: 'cancelled'; readonly heldMs: number };
 
@@ -50,6 +72,8 @@ export interface UpstreamQuotaGateOptions {
   readonly shared?: UpstreamPolicy;
   /** The limits file's `upstream.tools`: a tool's own quota, applied as well as the shared one. */
   readonly tools?: ReadonlyMap<string, UpstreamPolicy>;
+  /** The limits file's `upstream.costs`: a request that costs 0 is not scheduled on the shared quota. Default: every one costs 1. */
+  readonly costs?: UpstreamCosts;
   /** A slot at most this far away is waited for in the request. */
   readonly holdMs: number;
   readonly clock: () => number;
@@ -59,10 +83,13 @@ export interface UpstreamQuotaGateOptions {
 }
 
 /**
- * Hands a forwarded tools/call to the upstream quotas that apply to it: run
- * now, hold it for a near slot and claim it (the same holder coming back at
- * its slot runs without taking another), or answer "reserved"/"rejected"
- * for the client to wait on (docs/adr/0036-upstream-hold.md).
+ * Hands a forwarded request (tools/call, resources/read, prompts/get,
+ * completion/complete: every one that reaches the upstream; the cached lists
+ * do not) to the upstream quotas that apply to it: run
+ * now, hold it for a near slot and claim exactly that slot (a held call
+ * comes back for the slot it was given, not its token's oldest), or answer
+ * "reserved" (with the id a returning call echoes) or "rejected" for the
+ * client to wait on (docs/adr/0036-upstream-hold.md, docs/adr/0053).
  *
  * A tool with its own quota is scheduled on it and on the shared one, key by
  * key, the one with the longest interval first (the likeliest to make it
@@ -75,27 +102,45 @@ export class UpstreamQuotaGate {
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** The quotas of a tool with none of its own. */
   private readonly sharedOnly: readonly UpstreamQuota[];
+  private readonly costs: UpstreamCosts;
   /** Built once per configured tool: a caller naming tools cannot grow it. */
   private readonly byTool = new Map<string, readonly UpstreamQuota[]>();
+  /** The same, for a tool whose calls cost 0 on the shared quota: its own quota only. */
+  private readonly byFreeTool = new Map<string, readonly UpstreamQuota[]>();
 
   constructor(private readonly options: UpstreamQuotaGateOptions) {
     this.sleep = options.sleep ?? abortableSleep;
+    this.costs = options.costs ?? NO_UPSTREAM_COSTS;
     const shared: UpstreamQuota[] = options.shared === undefined ? [] : [{ name: SHARED_QUOTA_NAME, key: UPSTREAM_QUOTA_KEY, policy: options.shared }];
     this.sharedOnly = shared;
     for (const [tool, policy] of options.tools ?? []) {
-      const quotas = [{ name: tool, key: toolQuotaKey(tool), policy }, ...shared];
+      const own = { name: tool, key: toolQuotaKey(tool), policy };
+      const quotas = [own, ...shared];
       // Longest interval first; the sort is stable, so a tie keeps the tool's own quota first.
       this.byTool.set(tool, quotas.sort((a, b) => compareIntervals(b.policy, a.policy)));
+      this.byFreeTool.set(tool, [own]);
     }
   }
 
-  /** The quotas a call to `tool` is scheduled on, in the order they are asked. */
-  quotasFor(tool: string): readonly UpstreamQuota[] {
-    return this.byTool.get(tool) ?? this.sharedOnly;
+  /** The quotas a request is scheduled on, in the order they are asked: a tool's own (tools/call), and the shared one unless the request costs 0 there. */
+  quotasFor(tool: string | undefined, method: ForwardedMethod = 'tools/call'): readonly UpstreamQuota[] {
+    const counted = sharedUpstreamCostOf(this.costs, method, tool) > 0;
+    if (method === 'tools/call' && tool !== undefined) {
+      const own = (counted ? this.byTool : this.byFreeTool).get(tool);
+      if (own !== undefined) return own;
+    }
+    return counted ? this.sharedOnly : [];
   }
 
-  async admit(caller: UpstreamCaller, signal?: AbortSignal): Promise<GateAnswer> {
-    const quotas = this.quotasFor(caller.tool);
+  async admit(request: GateRequest, signal?: AbortSignal): Promise<GateAnswer> {
+    const method = request.method ?? 'tools/call';
+    const quotas = this.quotasFor(request.tool, method);
+    // What the call is, for the stores' logs; the holder is the token alone (upstream-holder.ts).
+    const caller: UpstreamCaller = { tokenId: request.tokenId, tool: method === 'tools/call' ? (request.tool ?? '') : method };
+    // The slot to claim on each key: the echoed one, then, while held, the one this gate was given.
+    const claims = new Map<string, number>();
+    const echoed = parseReservationId(request.reservation);
+    if (echoed !== undefined) claims.set(echoed.key, echoed.slotAtMs);
     if (quotas.length === 0) return { status: 'run', heldMs: 0 };
     const startedAtMs = this.options.clock();
     // Bounded: one hold normally suffices; a clock that lags the state's own can ask for a few more ms.
@@ -103,12 +148,14 @@ export class UpstreamQuotaGate {
     for (let round = 0; round < MAX_HOLDS; round++) {
       const nowMs = this.options.clock();
       if (signal?.aborted === true) return this.report({ status: 'cancelled', heldMs: nowMs - startedAtMs });
-      const answer = await this.pass(quotas, caller, nowMs, startedAtMs);
+      const answer = await this.pass(quotas, caller, claims, nowMs, startedAtMs);
       // Held only while the whole wait, so far and to come, stays within the hold.
       if (answer.status !== 'reserved' || nowMs - startedAtMs + answer.retryAfterMs > this.options.holdMs) {
         return this.report(answer);
       }
       last = answer;
+      // Held: this call comes back for exactly the slot it was given, not its token's oldest.
+      claims.set(quotaKeyOf(quotas, answer.quota), answer.slotAtMs);
       await this.sleep(answer.retryAfterMs, signal);
     }
     if (signal?.aborted === true) return this.report({ status: 'cancelled', heldMs: this.options.clock() - startedAtMs });
@@ -117,11 +164,15 @@ export class UpstreamQuotaGate {
   }
 
   /** Every quota in order until one does not answer `run`. */
-  private async pass(quotas: readonly UpstreamQuota[], caller: UpstreamCaller, nowMs: number, startedAtMs: number): Promise<GateAnswer> {
+  private async pass(quotas: readonly UpstreamQuota[], caller: UpstreamCaller, claims: ReadonlyMap<string, number>, nowMs: number, startedAtMs: number): Promise<GateAnswer> {
     for (const quota of quotas) {
-      const { outcome, state } = await this.options.store.schedule(quota.key, nowMs, caller, quota.policy);
+      const claimSlotAtMs = claims.get(quota.key);
+      const { outcome, state } = await this.options.store.schedule(quota.key, nowMs, claimSlotAtMs === undefined ? caller : { ...caller, claimSlotAtMs }, quota.policy);
       this.options.events?.onState?.(quota, state);
-      if (outcome.status === 'reserved') return { status: 'reserved', quota: quota.name, slotAtMs: outcome.slotAtMs, retryAfterMs: outcome.retryAfterMs };
+      if (outcome.status === 'reserved') {
+        const reservation = formatReservationId({ key: quota.key, slotAtMs: outcome.slotAtMs });
+        return { status: 'reserved', quota: quota.name, slotAtMs: outcome.slotAtMs, retryAfterMs: outcome.retryAfterMs, reservation };
+      }
       if (outcome.status === 'rejected') return { status: 'rejected', quota: quota.name, reason: outcome.reason, retryAfterMs: outcome.retryAfterMs };
     }
     return { status: 'run', heldMs: Math.max(0, nowMs - startedAtMs) };
@@ -131,6 +182,11 @@ export class UpstreamQuotaGate {
     this.options.events?.onDecision?.(answer);
     return answer;
   }
+}
+
+/** The key of the quota named `name` among those a call is scheduled on. */
+function quotaKeyOf(quotas: readonly UpstreamQuota[], name: string): string {
+  return (quotas.find((quota) => quota.name === name) as UpstreamQuota).key;
 }
 
 /** a's interval against b's, compared exactly: numerator_a × denominator_b against numerator_b × denominator_a. */

@@ -1,16 +1,17 @@
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type McpServer, type Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { Config } from '../config/config';
+import { anyUpstreamQuota, type Config } from '../config/config';
 import type { ForwardedCall, Gateway } from '../gateway/gateway';
 import { UpstreamError } from '../gateway/upstream-error';
 import { OUTAGE_KINDS } from '../gateway/upstream-health';
-import { SHARED_QUOTA_NAME } from '../gateway/upstream-quota-gate';
-import type { UpstreamRejection } from '../limiter/upstream/upstream-schedule';
+import { RESERVATION_META_KEY } from '../gateway/reservation-id';
+import { UpstreamQuotaRefusal } from '../gateway/upstream-quota-refusal';
 import type { Logger } from '../shared/logger';
 import { toolContextOf } from './call-context';
 import { callRelayOf } from './call-relay';
 import { describeLimits, LIMITS_RESOURCE_METADATA, LIMITS_RESOURCE_URI } from './resources/limits-resource';
 import { listedTool, runTool, type ToolContext, type ToolDefinition } from './tool-registry';
+import { quotaProtocolError, quotaToolResult } from './upstream-quota-answer';
 
 /** The handlers replaced when firelimit fronts an upstream: every list and read answers both servers' items. */
 const GATEWAY_METHODS = ['tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/list', 'prompts/get'] as const;
@@ -29,6 +30,9 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
   const own = new Map(tools.map((tool) => [tool.name, tool]));
   const ownListed = tools.map(listedTool);
   const limitsText = JSON.stringify(describeLimits(config), null, 2);
+  // Every quota shares UPSTREAM_GRACE_MS; the words of a reservation keep within it.
+  const graceMs = config.upstream === undefined ? 0 : (anyUpstreamQuota(config.upstream)?.graceMs ?? 0);
+  const clock = (): number => Date.now();
   const low = server.server;
   for (const method of GATEWAY_METHODS) low.removeRequestHandler(method);
   // Logging is advertised so the upstream's log messages can be relayed on a call's stream. A level is accepted and not kept:
@@ -51,7 +55,7 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
     if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
     if (context === undefined) return runTool(mine ?? missingContextTool(name), {}, undefined, logger);
     try {
-      return answerOf(await gateway.callTool(context.token.id, tool, args, ctx.mcpReq.signal, callRelayOf(ctx)), tool, context);
+      return answerOf(await gateway.callTool(context.token.id, tool, args, ctx.mcpReq.signal, callRelayOf(ctx), echoedReservation(request.params)), tool, context, graceMs);
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       // A tool the model can see failed: it reads the words and may try again; the upstream's own text is never passed on.
@@ -69,68 +73,49 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
     const { uri } = request.params;
     if (uri === LIMITS_RESOURCE_URI) return { contents: [{ uri, mimeType: 'application/json', text: limitsText }] };
     const context = toolContextOf(ctx);
-    return upstream(() => gateway.readResource(context?.token.id ?? '', uri, ctx.mcpReq.signal));
+    return upstream(() => gateway.readResource(context?.token.id ?? '', uri, ctx.mcpReq.signal, echoedReservation(request.params)), () => quotaAnswerClock(context, clock), graceMs);
   });
   // Relayed only when the upstream offered completions when firelimit booted (the server is built once, ADR 0022):
   // advertised then, by buildMcpServer; otherwise the method stays unknown (-32601).
   if (gateway.offered('completions')) {
     low.setRequestHandler('completion/complete', async (request, ctx) => {
       const context = toolContextOf(ctx);
-      return upstream(() => gateway.complete(context?.token.id ?? '', request.params, ctx.mcpReq.signal));
+      return upstream(() => gateway.complete(context?.token.id ?? '', request.params, ctx.mcpReq.signal, echoedReservation(request.params)), () => quotaAnswerClock(context, clock), graceMs);
     });
   }
   low.setRequestHandler('prompts/list', async () => ({ prompts: [...(await gateway.forListing('prompts'))] }));
   low.setRequestHandler('prompts/get', async (request, ctx) => {
     const context = toolContextOf(ctx);
-    return upstream(() => gateway.getPrompt(context?.token.id ?? '', request.params.name, request.params.arguments, ctx.mcpReq.signal));
+    return upstream(() => gateway.getPrompt(context?.token.id ?? '', request.params.name, request.params.arguments, ctx.mcpReq.signal, echoedReservation(request.params)), () => quotaAnswerClock(context, clock), graceMs);
   });
 }
 
-/** Upstream failures as JSON-RPC errors: what went wrong, in our words, with the upstream's code when it answered one. */
-async function upstream<T>(call: () => Promise<T>): Promise<T> {
+/**
+ * Upstream failures as JSON-RPC errors: what went wrong, in our words, with the upstream's code when it answered one;
+ * the quota's answer to a request without a tool result as a rate-limit error with its figures.
+ */
+async function upstream<T>(call: () => Promise<T>, nowMs: () => number = Date.now, graceMs = 0): Promise<T> {
   try {
     return await call();
   } catch (error) {
+    if (error instanceof UpstreamQuotaRefusal) throw quotaProtocolError(error.answer, error.method, nowMs(), graceMs);
     if (!(error instanceof UpstreamError)) throw error;
     if (error.kind === 'protocol' && error.code !== undefined) throw new ProtocolError(error.code, error.message);
     throw new ProtocolError(ProtocolErrorCode.InternalError, `${error.message} (${error.kind})`);
   }
 }
 
-const REJECTION_WORDS: Readonly<Record<UpstreamRejection, string>> = {
-  daily_budget: "today's upstream budget is spent",
-  max_wait: 'every slot within the longest wait is taken',
-  reservations_full: 'too many callers are already waiting',
-  unavailable: 'the quota cannot be checked while its database is unreachable',
-};
+function answerOf(call: ForwardedCall, tool: Tool, context: ToolContext, graceMs: number): CallToolResult {
+  return call.status === 'called' ? call.result : quotaToolResult(call, tool, context.clock(), graceMs);
+}
 
-function answerOf(call: ForwardedCall, tool: Tool, context: ToolContext): CallToolResult {
-  if (call.status === 'called') return call.result;
-  if (call.status === 'cancelled') {
-    // Nobody reads this: the caller went away while held, and nothing was forwarded.
-    return { isError: true, content: [{ type: 'text', text: `The ${tool.name} call was cancelled while it waited for its upstream slot; it did not run.` }] };
-  }
-  const nowMs = context.clock();
-  const seconds = Math.max(1, Math.ceil(call.retryAfterMs / 1000));
-  const which = call.quota === SHARED_QUOTA_NAME ? `The upstream behind ${tool.name} is at its shared rate limit` : `The ${tool.name} tool is at its own upstream rate limit`;
-  if (call.status === 'reserved') {
-    return {
-      isError: true,
-      content: [{
-        type: 'text',
-        text: `${which}. A slot is reserved for you at ${new Date(call.slotAtMs).toISOString()}: ` +
-          `call ${tool.name} again in ${seconds} s (not earlier) with the same arguments and it will run. The reservation lapses if you come back much later.`,
-      }],
-      structuredContent: { status: 'reserved', retryAfterMs: call.retryAfterMs, slotAtMs: call.slotAtMs, quota: call.quota },
-    };
-  }
-  const why = REJECTION_WORDS[call.reason];
-  const whose = call.quota === SHARED_QUOTA_NAME ? `The upstream behind ${tool.name}` : `The ${tool.name} tool's own upstream quota`;
-  return {
-    isError: true,
-    content: [{ type: 'text', text: `${whose} cannot take this call: ${why}. Try again in ${seconds} s.` }],
-    structuredContent: { status: 'rejected', reason: call.reason, retryAfterMs: call.retryAfterMs, retryAtMs: nowMs + call.retryAfterMs, quota: call.quota },
-  };
+/** The reservation id a returning call echoes in its `_meta`, unchecked (the gate parses it). */
+function echoedReservation(params: { readonly _meta?: Record<string, unknown> }): unknown {
+  return params._meta?.[RESERVATION_META_KEY];
+}
+
+function quotaAnswerClock(context: ToolContext | undefined, fallback: () => number): number {
+  return context?.clock() ?? fallback();
 }
 
 function missingContextTool(name: string): ToolDefinition {

@@ -73,6 +73,7 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
       store,
       ...(config.quota === undefined ? {} : { shared: policyOf(config.quota) }),
       tools: new Map([...config.toolQuotas].map(([tool, q]) => [tool, policyOf(q)])),
+      ...(config.costs === undefined ? {} : { costs: config.costs }),
       // One hold for every quota: it is what a held request may cost, whichever quota made it wait.
       holdMs: (anyUpstreamQuota(config) as UpstreamQuotaConfig).holdMs,
       clock: options.clock,
@@ -92,8 +93,9 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
 }
 
 function policyOf(quota: UpstreamQuotaConfig): UpstreamPolicy {
-  const { limit, windowMs, headroom, maxWaitMs, dailyBudget, graceMs } = quota;
-  return resolveUpstreamPolicy({ limit, windowMs, headroom, maxWaitMs, dailyBudget, graceMs });
+  const { limit, windowMs, headroom, maxWaitMs, dailyBudget, graceMs, maxReservationsPerToken } = quota;
+  // A per-token cap above the queue's cap would mean nothing: the queue's cap (100) is the larger bound.
+  return resolveUpstreamPolicy({ limit, windowMs, headroom, maxWaitMs, dailyBudget, graceMs, ...(maxReservationsPerToken === undefined ? {} : { maxReservationsPerHolder: maxReservationsPerToken }) });
 }
 
 /** A quota for a tool the upstream does not list is likely a typo; it is not a boot error, since the list can change. */

@@ -80,16 +80,21 @@ describe.each(['memory', 'redis', 'rtdb'] as const)('%s: 200 concurrent tools/ca
     }
   });
 
-  it('with UPSTREAM_RATE, one call runs and the other 199 share the one reservation a token may hold for the tool, or are rejected', async () => {
+  it('with UPSTREAM_RATE, one call runs, each that waits gets a slot of its own up to the token\'s share, and the rest are rejected', async () => {
     const firelimit = await startFirelimit({ ...backendEnv, UPSTREAM_MCP_URL: upstream.url, UPSTREAM_RATE: '5/min', UPSTREAM_HEADROOM: '1', UPSTREAM_HOLD_MS: '0' });
     try {
       const before = upstream.calls().length;
       const answers = await burst(firelimit);
       expect(upstream.calls().length - before).toBe(1);
-      const waits = answers.map((a) => a.result?.structuredContent as { status?: string; slotAtMs?: number } | undefined).filter((s) => s?.status !== undefined);
+      const waits = answers.map((a) => a.result?._meta?.['firelimit/upstreamQuota'] as { status?: string; slotAtMs?: number } | undefined).filter((s) => s?.status !== undefined);
       expect(waits).toHaveLength(BURST - 1);
       expect(waits.every((s) => s?.status === 'reserved' || s?.status === 'rejected')).toBe(true);
-      expect(new Set(waits.filter((s) => s?.status === 'reserved').map((s) => s?.slotAtMs)).size).toBe(1);
+      // 5/min at headroom 1 with the 1 s grace: 5 slots fit in the 60 s wait, so the token's share is 2 (issue 17 item 4:
+      // until then all 199 were told one slot).
+      const slots = waits.filter((s) => s?.status === 'reserved').map((s) => s?.slotAtMs);
+      expect(slots).toHaveLength(2);
+      expect(new Set(slots).size).toBe(2);
+      expect(waits.filter((s) => (s as { reason?: string }).reason === 'token_reservations_full')).toHaveLength(BURST - 3);
     } finally {
       await firelimit.stop();
     }

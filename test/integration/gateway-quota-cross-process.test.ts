@@ -130,8 +130,8 @@ describe.each(['rtdb', 'redis'] as const)('on %s', (backend) => {
     for (let tries = 1; tries <= 40; tries++) {
       const port = (servers[(firstPort + tries) % servers.length] as ServerProcess).port;
       const response: TimedResponse = await postMcp(port, secret, { jsonrpc: '2.0', id: tries, method: 'tools/call', params: { name: call.tool, arguments: call.args } });
-      const result = (response.body as { result?: { isError?: boolean; structuredContent?: Structured } }).result;
-      const structured = result?.structuredContent;
+      const result = (response.body as { result?: { isError?: boolean; _meta?: Record<string, Structured> } }).result;
+      const structured = result?._meta?.['firelimit/upstreamQuota'];
       const kind = structured?.status === undefined ? 'ran' : `${structured.status} ${structured.quota}${(structured as { reason?: string }).reason === undefined ? '' : ` ${(structured as { reason?: string }).reason}`}`;
       answers.set(kind, (answers.get(kind) ?? 0) + 1);
       if (result !== undefined && result.isError !== true) return { call, slotsAtMs, tries };

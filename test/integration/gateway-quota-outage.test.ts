@@ -48,7 +48,7 @@ describe('the upstream quota when its database freezes', () => {
       await rtdb.suspend();
       try {
         const startedAtMs = Date.now();
-        const during = ((await client.callTool({ name: 'echo', arguments: { text: 'during' } })) as CallToolResult).structuredContent as { slotAtMs: number };
+        const during = ((await client.callTool({ name: 'echo', arguments: { text: 'during' } })) as CallToolResult)._meta?.['firelimit/upstreamQuota'] as { slotAtMs: number };
         const elapsedMs = Date.now() - startedAtMs;
         // The limiter's own counters and the quota each wait at most one deadline, then decide locally.
         expect(elapsedMs).toBeLessThan(2 * DEADLINE_MS + 1500);
@@ -58,7 +58,7 @@ describe('the upstream quota when its database freezes', () => {
         expect(during.slotAtMs).toBeLessThanOrEqual(startedAtMs + 60_000);
         // The local cursor goes on spacing calls, and in an outage it answers at once.
         const quickStartMs = Date.now();
-        const next = ((await client.callTool({ name: 'count', arguments: {} })) as CallToolResult).structuredContent;
+        const next = ((await client.callTool({ name: 'count', arguments: {} })) as CallToolResult)._meta?.['firelimit/upstreamQuota'];
         expect(next).toMatchObject({ status: 'reserved', quota: 'upstream', slotAtMs: during.slotAtMs + 61_000 });
         expect(Date.now() - quickStartMs).toBeLessThan(1000);
       } finally {

@@ -39,7 +39,8 @@ const BACKENDS: readonly Backend[] = [
   },
 ];
 
-const structured = (result: unknown): Record<string, unknown> => ((result as CallToolResult).structuredContent ?? {}) as Record<string, unknown>;
+/** A quota answer's figures (in _meta: echo has an outputSchema), else the tool's own structured result. */
+const structured = (result: unknown): Record<string, unknown> => ((result as CallToolResult)._meta?.['firelimit/upstreamQuota'] ?? (result as CallToolResult).structuredContent ?? {}) as Record<string, unknown>;
 
 describe.each(BACKENDS)('the upstream quota when $name restarts empty', (backend) => {
   let database: Awaited<ReturnType<Backend['start']>>;
@@ -80,8 +81,9 @@ describe.each(BACKENDS)('the upstream quota when $name restarts empty', (backend
       const after = structured(await client.callTool({ name: 'echo', arguments: { text: 'after' } }));
       expect(after).toMatchObject({ status: 'reserved', quota: 'upstream' });
       expect(after.slotAtMs as number).toBeGreaterThan(reserved.slotAtMs as number);
-      // The caller reserved before the restart is told the same slot, not a new one.
-      expect(structured(await client.callTool({ name: 'count', arguments: {} }))).toMatchObject({ status: 'reserved', slotAtMs: reserved.slotAtMs });
+      // The caller reserved before the restart, echoing its reservation, is told the same slot, not a new one.
+      const back = await client.callTool({ name: 'count', arguments: {}, _meta: { 'firelimit/reservation': reserved.reservation } });
+      expect(structured(back)).toMatchObject({ status: 'reserved', slotAtMs: reserved.slotAtMs });
       expect(upstream.calls().map((c) => c.tool)).toEqual(['echo']);
     } finally {
       await client.close();

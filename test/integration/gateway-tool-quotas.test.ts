@@ -4,6 +4,8 @@ import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { connect, startFirelimit, textOf } from '../support/gateway-harness';
 import { GOOD_SECRET } from '../support/mcp-test-app';
+import { formatReservationId } from '../../src/gateway/reservation-id';
+import { toolQuotaKey } from '../../src/gateway/upstream-quota-gate';
 import { startUpstreamStub } from '../support/upstream-mcp-server';
 
 /**
@@ -35,7 +37,7 @@ describe("a tool's own upstream quota (LIMITS_FILE upstream.tools)", () => {
       nowMs += 1000;
       const second = (await client.callTool({ name: 'slow', arguments: { waitMs: 0 } })) as CallToolResult;
       expect(second.isError).toBe(true);
-      expect(second.structuredContent).toEqual({ status: 'reserved', quota: 'slow', slotAtMs: T0 + 60_000, retryAfterMs: 59_000 });
+      expect(second.structuredContent).toEqual({ status: 'reserved', quota: 'slow', slotAtMs: T0 + 60_000, retryAfterMs: 59_000, reservation: formatReservationId({ key: toolQuotaKey('slow'), slotAtMs: T0 + 60_000 }) });
       expect(textOf(second)).toContain('The slow tool is at its own upstream rate limit');
       // The shared quota counted one call, at T0: echo, a second later, runs at once.
       const echo = (await client.callTool({ name: 'echo', arguments: { text: 'meanwhile' } })) as CallToolResult;
@@ -63,7 +65,7 @@ describe("a tool's own upstream quota (LIMITS_FILE upstream.tools)", () => {
     try {
       await client.callTool({ name: 'echo', arguments: { text: 'one' } });
       const refused = (await client.callTool({ name: 'echo', arguments: { text: 'two' } })) as CallToolResult;
-      expect(refused.structuredContent).toMatchObject({ status: 'rejected', quota: 'echo', reason: 'max_wait' });
+      expect(refused._meta?.['firelimit/upstreamQuota']).toMatchObject({ status: 'rejected', quota: 'echo', reason: 'max_wait' });
       expect(textOf(refused)).toContain("The echo tool's own upstream quota cannot take this call");
       for (let i = 0; i < 3; i++) expect((await client.callTool({ name: 'slow', arguments: { waitMs: 0 } })).isError).toBeFalsy();
       expect(upstream.calls().map((c) => c.tool)).toEqual(['echo', 'slow', 'slow', 'slow']);

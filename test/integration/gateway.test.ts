@@ -2,6 +2,7 @@ import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@mod
 import { TOKEN_ID_HEADER } from '../../src/gateway/upstream-client';
 import { connect, startFirelimit, textOf, type RunningFirelimit } from '../support/gateway-harness';
 import { GOOD_SECRET, TEST_TOKEN } from '../support/mcp-test-app';
+import { formatReservationId } from '../../src/gateway/reservation-id';
 import { startUpstreamStub, UPSTREAM_TOOL_ANNOTATIONS, type UpstreamStub } from '../support/upstream-mcp-server';
 
 /**
@@ -230,7 +231,9 @@ describe('the shared upstream quota in front of tools/call (UPSTREAM_RATE)', () 
       expect(first.structuredContent).toEqual({ echoed: 'one' });
       const second = (await client.callTool({ name: 'echo', arguments: { text: 'two' } })) as CallToolResult;
       expect(second.isError).toBe(true);
-      expect(second.structuredContent).toEqual({ status: 'reserved', retryAfterMs: 500, slotAtMs: nowMs + 500, quota: 'upstream' });
+      // echo has an outputSchema: the figures ride in _meta only, so a validating client can read them.
+      expect(second.structuredContent).toBeUndefined();
+      expect(second._meta?.['firelimit/upstreamQuota']).toEqual({ status: 'reserved', retryAfterMs: 500, slotAtMs: nowMs + 500, quota: 'upstream', reservation: formatReservationId({ key: 'upstream', slotAtMs: nowMs + 500 }) });
       expect(textOf(second)).toContain('again in 1 s');
       expect(upstream.calls().map((c) => c.args)).toEqual([{ text: 'one' }]);
       nowMs += 500;
@@ -283,8 +286,8 @@ describe('the shared upstream quota in front of tools/call (UPSTREAM_RATE)', () 
       await client.callTool({ name: 'echo', arguments: { text: 'one' } });
       const refused = (await client.callTool({ name: 'echo', arguments: { text: 'two' } })) as CallToolResult;
       expect(refused.isError).toBe(true);
-      expect(refused.structuredContent).toMatchObject({ status: 'rejected', reason: 'max_wait' });
-      expect((refused.structuredContent as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(0);
+      expect(refused._meta?.['firelimit/upstreamQuota']).toMatchObject({ status: 'rejected', reason: 'max_wait' });
+      expect((refused._meta?.['firelimit/upstreamQuota'] as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(0);
       expect(upstream.calls()).toHaveLength(1);
     } finally {
       await client.close();

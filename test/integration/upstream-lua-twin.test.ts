@@ -35,8 +35,8 @@ async function put(key: string, state: UpstreamState | null): Promise<void> {
   else await client.set(key, formatUpstreamState(state), { PX: 600_000 });
 }
 
-async function lua(key: string, nowMs: number, holder: string, policy: UpstreamPolicy) {
-  return scheduledFromReply(await client.sendCommand(['EVALSHA', UPSTREAM_SCHEDULE_SHA1, '1', key, ...upstreamScheduleArgs(nowMs, holder, policy)]));
+async function lua(key: string, nowMs: number, holder: string, policy: UpstreamPolicy, claimSlotAtMs: number | null = null) {
+  return scheduledFromReply(await client.sendCommand(['EVALSHA', UPSTREAM_SCHEDULE_SHA1, '1', key, ...upstreamScheduleArgs(nowMs, holder, policy, DEFAULT_UPSTREAM_TTL_MARGIN_MS, null, claimSlotAtMs)]));
 }
 
 async function stored(key: string): Promise<{ raw: string | null; pttlMs: number }> {
@@ -52,14 +52,14 @@ function expectTtl(pttlMs: number, state: UpstreamState, policy: UpstreamPolicy,
 
 describe('upstream schedule vectors, TypeScript and Lua', () => {
   test.each(UPSTREAM_VECTORS.map((v) => [v.name, v] as const))('%s', async (_name, v) => {
-    const ts = scheduleUpstream(v.state, v.nowMs, v.holder, v.policy);
+    const ts = scheduleUpstream(v.state, v.nowMs, v.holder, v.policy, v.claimSlotAtMs ?? null);
     expect(ts.outcome).toEqual(v.outcome);
     expect(ts.next).toEqual(v.next);
 
     const key = freshKey();
     await put(key, v.state);
     const before = await stored(key);
-    const result = await lua(key, v.nowMs, v.holder, v.policy);
+    const result = await lua(key, v.nowMs, v.holder, v.policy, v.claimSlotAtMs ?? null);
     expect(result.outcome).toEqual(v.outcome);
     const after = await stored(key);
     if (v.next === null) {
@@ -96,10 +96,14 @@ test('property: random sequences of callers give identical outcomes and stored s
     dailyBudget: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 8 })),
     graceMs: fc.integer({ min: 0, max: 3000 }),
     maxReservations: fc.integer({ min: 1, max: 4 }),
-  });
+    perHolder: fc.integer({ min: 1, max: 4 }),
+  }).map(({ perHolder, ...p }) => ({ ...p, maxReservationsPerHolder: Math.min(perHolder, p.maxReservations) }));
+  // A call back at one of its holder's slots (`which`) echoes it when `echo`: both twins pick among the holder's own the same way.
   const opArb = fc.record({
     holder: fc.integer({ min: 0, max: HOLDERS.length - 1 }),
     back: fc.boolean(),
+    which: fc.nat(3),
+    echo: fc.boolean(),
     latenessMs: fc.integer({ min: -300, max: 3500 }),
     stepMs: fc.oneof(fc.integer({ min: -2000, max: 3000 }), fc.constant(0), fc.integer({ min: 0, max: 90_000 })),
   });
@@ -110,17 +114,19 @@ test('property: random sequences of callers give identical outcomes and stored s
       const key = freshKey();
       let state: UpstreamState | null = null;
       let clockMs = startMs;
-      const told = new Map<string, number>();
+      const told = new Map<string, number[]>();
       for (const [i, op] of ops.entries()) {
         const holder = HOLDERS[op.holder] as string;
-        const held = told.get(holder);
-        const nowMs = op.back && held !== undefined ? Math.max(0, held + op.latenessMs) : (clockMs = Math.max(0, clockMs + op.stepMs));
-        const ts = scheduleUpstream(state, nowMs, holder, policy);
-        const result = await lua(key, nowMs, holder, policy);
+        const held = told.get(holder) ?? [];
+        const back = op.back && held.length > 0 ? (held[op.which % held.length] as number) : undefined;
+        const nowMs = back !== undefined ? Math.max(0, back + op.latenessMs) : (clockMs = Math.max(0, clockMs + op.stepMs));
+        const claim = back !== undefined && op.echo ? back : null;
+        const ts = scheduleUpstream(state, nowMs, holder, policy, claim);
+        const result = await lua(key, nowMs, holder, policy, claim);
         expect({ i, outcome: result.outcome }).toEqual({ i, outcome: ts.outcome });
         if (ts.next !== null) state = ts.next;
-        if (ts.outcome.status === 'reserved') told.set(holder, ts.outcome.slotAtMs);
-        else if (ts.outcome.status === 'run') told.delete(holder);
+        if (ts.outcome.status === 'reserved' && !held.includes(ts.outcome.slotAtMs)) told.set(holder, [...held, ts.outcome.slotAtMs]);
+        else if (ts.outcome.status === 'run' && ts.outcome.claimed) told.set(holder, held.filter((slot) => slot !== (ts.outcome as { slotAtMs: number }).slotAtMs));
         expect({ i, raw: (await stored(key)).raw }).toEqual({ i, raw: state === null ? null : formatUpstreamState(state) });
       }
     }),

@@ -22,7 +22,7 @@ const backend = (name: BackendName): UpstreamBackend => backends.all.find((b) =>
 
 const BASE_MS = 1_700_000_040_000;
 /** 15 a minute at 0.9: a slot every 4444.4 ms, 1 s of grace, so slots fall 5445 ms apart once queued. */
-const POLICY: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 20_000, dailyBudget: 0, graceMs: 1000, maxReservations: 3 };
+const POLICY: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 20_000, dailyBudget: 0, graceMs: 1000, maxReservations: 3, maxReservationsPerHolder: 3 };
 const RUNS: Readonly<Record<BackendName, number>> = { memory: 200, redis: 40, rtdb: 15 };
 let keySeq = 0;
 const freshKey = () => `q${++keySeq}`;
@@ -101,7 +101,7 @@ describe.each(['memory', 'rtdb', 'redis'] as const)('the %s upstream store', (na
       const key = freshKey();
       expect((await b.store.schedule(key, BASE_MS, me, POLICY)).outcome).toEqual({ status: 'run', claimed: false });
       expect((await b.store.schedule(key, BASE_MS - 1, me, POLICY)).outcome).toEqual({ status: 'reserved', slotAtMs: BASE_MS + 4445, retryAfterMs: 4446 });
-      expect((await b.other.schedule(key, BASE_MS + 4445, me, POLICY)).outcome).toEqual({ status: 'run', claimed: true });
+      expect((await b.other.schedule(key, BASE_MS + 4445, me, POLICY)).outcome).toEqual({ status: 'run', claimed: true, slotAtMs: BASE_MS + 4445 });
       // The claim left the cursor at slot + grace + T = BASE_MS + 9889.4; a new caller's slot is its ceiling.
       const back = await b.store.schedule(key, BASE_MS - 2, me, POLICY);
       expect({ replay, outcome: back.outcome, queued: back.state?.reservations, count: back.state?.count }).toEqual({
@@ -196,6 +196,6 @@ describe.each(['memory', 'rtdb', 'redis'] as const)('the %s upstream store', (na
     await cached.schedule(key, BASE_MS, caller(500), POLICY);
     const elsewhere = await b.other.schedule(key, BASE_MS + 1, caller(501), POLICY);
     expect(elsewhere.outcome).toEqual({ status: 'reserved', slotAtMs: BASE_MS + 4445, retryAfterMs: 4444 });
-    expect((await cached.schedule(key, BASE_MS + 4445, caller(501), POLICY)).outcome).toEqual({ status: 'run', claimed: true });
+    expect((await cached.schedule(key, BASE_MS + 4445, caller(501), POLICY)).outcome).toEqual({ status: 'run', claimed: true, slotAtMs: BASE_MS + 4445 });
   });
 });

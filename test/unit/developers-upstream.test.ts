@@ -113,3 +113,32 @@ describe('/developers in gateway mode tells the truth (issue 17 item 8)', () => 
     expect(figure(text, 'upstream-timeout-ms')).toBe('3000');
   });
 });
+
+describe('/developers says which requests the shared upstream quota counts', () => {
+  const withCosts = (costs: unknown): string =>
+    renderDevelopersPage(loadConfig({ UPSTREAM_MCP_URL: 'http://u.example/mcp', UPSTREAM_RATE: '2/s', LIMITS_FILE: 'limits.json' }, { cwd: '/srv', readFile: () => JSON.stringify({ upstream: { costs } }) }), { baseUrl: 'https://mcp.example' });
+  it.each([
+    ['by default every forwarded request', {}, 'tools/call, resources/read, prompts/get, completion/complete'],
+    ['without the reads the limits file prices 0', { methods: { 'resources/read': 0 } }, 'tools/call, prompts/get, completion/complete'],
+  ] as const)('%s', (_what, costs, counted) => {
+    const text = withCosts(costs);
+    expect(figure(text, 'upstream-counted-methods')).toBe(counted);
+    expect(text).toContain('_meta["firelimit/upstreamQuota"]');
+  });
+
+  it('names the tools priced 0', () => {
+    expect(withCosts({ tools: { echo: 0 } })).toContain('so do calls to <code>echo</code>, which the upstream does not count');
+  });
+});
+
+describe("/developers states a token's fair share of the waiting slots", () => {
+  it.each([
+    ['2/s at the defaults: a quarter of the 39 slots within 60 s', {}, '10'],
+    ['15/min: a quarter of 12', { UPSTREAM_RATE: '15/min' }, '3'],
+    ['as UPSTREAM_MAX_RESERVATIONS_PER_TOKEN sets it', { UPSTREAM_MAX_RESERVATIONS_PER_TOKEN: '4' }, '4'],
+  ] as const)('%s', (_what, extra, perToken) => {
+    const text = page({ UPSTREAM_MCP_URL: 'http://u.example/mcp', UPSTREAM_RATE: '2/s', ...extra });
+    expect(figure(text, 'upstream-reservations-per-token')).toBe(perToken);
+    expect(text).toContain('"firelimit/reservation"');
+  });
+});

@@ -134,6 +134,7 @@ describe('parseLimitsFile: the tiers it builds', () => {
       costs: new Map(),
       rules: [],
       upstreamTools: new Map(),
+      upstreamCosts: { methods: new Map(), tools: new Map() },
       tiers: [
         { name: 'solo', policies: [{ name: 'solo', algorithm: 'sliding-window', limit: 5, windowMs: 30_000 }] },
         { name: 'named', policies: [{ name: 'my-limit', algorithm: 'sliding-window', limit: 5, windowMs: 30_000 }] },
@@ -151,11 +152,11 @@ describe('parseLimitsFile: the tiers it builds', () => {
   });
 
   test('an empty object of tiers is a valid file with no tiers', () => {
-    expect(parseLimitsFile(withTiers({}), fixedWindow)).toEqual({ ok: true, tiers: [], costs: new Map(), rules: [], upstreamTools: new Map() });
+    expect(parseLimitsFile(withTiers({}), fixedWindow)).toEqual({ ok: true, tiers: [], costs: new Map(), rules: [], upstreamTools: new Map(), upstreamCosts: { methods: new Map(), tools: new Map() } });
   });
 
   test('a file without tiers is valid (rules or costs alone): no tiers', () => {
-    expect(parseLimitsFile(JSON.stringify({}), fixedWindow)).toEqual({ ok: true, tiers: [], costs: new Map(), rules: [], upstreamTools: new Map() });
+    expect(parseLimitsFile(JSON.stringify({}), fixedWindow)).toEqual({ ok: true, tiers: [], costs: new Map(), rules: [], upstreamTools: new Map(), upstreamCosts: { methods: new Map(), tools: new Map() } });
   });
 
   test('a 64-character tier name and limit name are accepted', () => {

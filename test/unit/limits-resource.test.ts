@@ -16,6 +16,11 @@ describe('describeLimits: the limits resource', () => {
     expect(text).not.toHaveProperty('upstreamQuotas');
   });
 
+  it('says which requests the shared quota counts, and the tools priced 0 on it, as the limits file sets them', () => {
+    const config = withFile({ UPSTREAM_MCP_URL: 'http://internal.example/mcp', UPSTREAM_RATE: '2/s' }, { upstream: { costs: { methods: { 'resources/read': 0 }, tools: { echo: 0 } } } });
+    expect(describeLimits(config).upstreamQuotas).toMatchObject({ shared: { counts: ['tools/call', 'prompts/get', 'completion/complete'], toolCosts: { echo: 0 } } });
+  });
+
   it('lists the shared upstream quota and each tool quota with its interval, and never the upstream URL or credential', () => {
     const config = withFile(
       { UPSTREAM_MCP_URL: 'http://internal.example/mcp', UPSTREAM_MCP_AUTHORIZATION: 'Bearer k-secret-77', UPSTREAM_RATE: '15/min', UPSTREAM_DAILY_BUDGET: '900' },
@@ -23,8 +28,9 @@ describe('describeLimits: the limits resource', () => {
     );
     const text = describeLimits(config);
     expect(text.upstreamQuotas).toEqual({
-      shared: { limit: 15, windowSeconds: 60, headroom: 0.9, intervalMs: 4444, maxWaitMs: 60_000, dailyBudget: 900 },
-      tools: { search: { limit: 2, windowSeconds: 1, headroom: 1, intervalMs: 500, maxWaitMs: 60_000 } },
+      shared: { limit: 15, windowSeconds: 60, headroom: 0.9, intervalMs: 4444, maxWaitMs: 60_000, dailyBudget: 900, maxReservationsPerToken: 3, counts: ['tools/call', 'resources/read', 'prompts/get', 'completion/complete'] },
+      // 2/s at headroom 1 with the 1 s grace: 41 slots fit in 60 s, 11 a token.
+      tools: { search: { limit: 2, windowSeconds: 1, headroom: 1, intervalMs: 500, maxWaitMs: 60_000, maxReservationsPerToken: 11 } },
     });
     expect(JSON.stringify(text)).not.toMatch(/internal\.example|k-secret-77/);
   });

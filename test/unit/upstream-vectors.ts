@@ -15,6 +15,8 @@ export interface UpstreamVector {
   readonly state: UpstreamState | null;
   readonly nowMs: number;
   readonly holder: string;
+  /** The slot the call echoes (its reservation id, decoded); absent: none. */
+  readonly claimSlotAtMs?: number;
   readonly policy: UpstreamPolicy;
   readonly outcome: UpstreamOutcome;
   /** The state written afterwards; null = nothing written. */
@@ -29,13 +31,17 @@ const A = 'AAAAAAAAAAAAAAAA';
 const B = 'BBBBBBBBBBBBBBBB';
 const C = 'CCCCCCCCCCCCCCCC';
 const D = 'DDDDDDDDDDDDDDDD';
+const H3 = 'h3h3h3h3h3h3h3h3';
 
 /**
  * 15 a minute at headroom 0.9: T = 60 000 × 10 000 / (15 × 9000) = 600 000 000 / 135 000 ms
  * = 4444 ms and 60 000 / 135 000 (4444 × 135 000 = 599 940 000). One interval after a whole
  * ms t is { t + 4444, rem 60 000 }, whose first whole ms is t + 4445.
  */
-const P: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100 };
+const P: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100, maxReservationsPerHolder: 100 };
+
+/** The policy of the counterexample fast-check found (issue 19). */
+const Q: UpstreamPolicy = { limit: 17, windowMs: 60_000, headroomBp: 10_000, maxWaitMs: 1663, dailyBudget: 2, graceMs: 0, maxReservations: 1, maxReservationsPerHolder: 1 };
 
 /** After A ran at E. */
 const AFTER_RUN: UpstreamState = { cursorMs: E + 4444, cursorRem: 60_000, day: DAY, count: 1, reservations: [] };
@@ -52,6 +58,9 @@ const BC_RESERVED: UpstreamState = {
     { holder: C, slotAtMs: E + 9890 },
   ],
 };
+
+/** B's two calls queued (issue 17 item 4: one slot per call): E + 4445 and E + 9890, cursor as BC_RESERVED. */
+const BB_RESERVED: UpstreamState = { ...BC_RESERVED, reservations: [{ holder: B, slotAtMs: E + 4445 }, { holder: B, slotAtMs: E + 9890 }] };
 
 export const UPSTREAM_VECTORS: readonly UpstreamVector[] = [
   {
@@ -73,21 +82,21 @@ export const UPSTREAM_VECTORS: readonly UpstreamVector[] = [
     next: BC_RESERVED,
   },
   {
-    name: 'a holder back early is told its own slot again, and nothing is written',
-    state: B_RESERVED, nowMs: E + 2000, holder: B, policy: P,
+    name: 'a holder back early, echoing its slot, is told its own slot again, and nothing is written',
+    state: B_RESERVED, nowMs: E + 2000, holder: B, claimSlotAtMs: E + 4445, policy: P,
     outcome: { status: 'reserved', slotAtMs: E + 4445, retryAfterMs: 2445 },
     next: null,
   },
   {
     name: 'a matured reservation runs at its slot without taking a new one',
     state: B_RESERVED, nowMs: E + 4445, holder: B, policy: P,
-    outcome: { status: 'run', claimed: true },
+    outcome: { status: 'run', claimed: true, slotAtMs: E + 4445 },
     next: { cursorMs: E + 9889, cursorRem: 60_000, day: DAY, count: 2, reservations: [] },
   },
   {
     name: 'a reservation can still be claimed at the last ms of its grace',
     state: BC_RESERVED, nowMs: E + 5445, holder: B, policy: P,
-    outcome: { status: 'run', claimed: true },
+    outcome: { status: 'run', claimed: true, slotAtMs: E + 4445 },
     next: { cursorMs: E + 15_334, cursorRem: 60_000, day: DAY, count: 3, reservations: [{ holder: C, slotAtMs: E + 9890 }] },
   },
   {
@@ -148,8 +157,8 @@ export const UPSTREAM_VECTORS: readonly UpstreamVector[] = [
     next: B_RESERVED,
   },
   {
-    name: 'a holder whose clock is behind its slot is told to wait the rest',
-    state: B_RESERVED, nowMs: E + 4000, holder: B, policy: P,
+    name: 'a holder whose clock is behind its slot, echoing it, is told to wait the rest',
+    state: B_RESERVED, nowMs: E + 4000, holder: B, claimSlotAtMs: E + 4445, policy: P,
     outcome: { status: 'reserved', slotAtMs: E + 4445, retryAfterMs: 445 },
     next: null,
   },
@@ -212,7 +221,7 @@ export const UPSTREAM_VECTORS: readonly UpstreamVector[] = [
       ],
     },
     nowMs: NEXT_DAY_MS + 5435, holder: D, policy: P,
-    outcome: { status: 'run', claimed: true },
+    outcome: { status: 'run', claimed: true, slotAtMs: NEXT_DAY_MS + 5435 },
     next: { cursorMs: NEXT_DAY_MS + 10_879, cursorRem: 60_000, day: DAY + 1, count: 1, reservations: [] },
   },
   {
@@ -221,5 +230,79 @@ export const UPSTREAM_VECTORS: readonly UpstreamVector[] = [
     nowMs: E + 20_000, holder: A, policy: P,
     outcome: { status: 'run', claimed: false },
     next: { cursorMs: E + 24_444, cursorRem: 60_000, day: DAY, count: 1, reservations: [] },
+  },
+  // Found by fast-check (seed -1933903487, test/unit/upstream/upstream-schedule.test.ts, issue 19):
+  // 17 a minute at headroom 1, grace 0, budget 2, maxWait 1663, cap 1, from 0. T = 600 000 000 / 170 000
+  // = 3529 ms and 70 000 / 170 000. h0 ran at 0 (cursor {3529, 70 000}); h3 at 1867 was given 3530 (wait
+  // 1663; cursor 3530 + T = {7059, 70 000}, count 2); h0 at 3080 was refused the budget. Then these two.
+  {
+    name: 'a caller who finds its own reservation lapsed and is rejected writes the lapse down, its unit given back',
+    // At 4849 h3's 3530 has lapsed (count 2 − 1); its new slot 7060 is 2211 away, 548 past maxWait.
+    state: { cursorMs: 7059, cursorRem: 70_000, day: 0, count: 2, reservations: [{ holder: H3, slotAtMs: 3530 }] }, nowMs: 4849, holder: H3, policy: Q,
+    outcome: { status: 'rejected', reason: 'max_wait', retryAfterMs: 548 },
+    next: { cursorMs: 7059, cursorRem: 70_000, day: 0, count: 1, reservations: [] },
+  },
+  {
+    name: 'then a clock 1319 ms behind, back at the lapsed slot, holds nothing: it is a new caller, not a claim, and writes nothing',
+    state: { cursorMs: 7059, cursorRem: 70_000, day: 0, count: 1, reservations: [] }, nowMs: 3530, holder: H3, policy: Q,
+    outcome: { status: 'rejected', reason: 'max_wait', retryAfterMs: 1867 },
+    next: null,
+  },
+  {
+    name: 'a holder back early, echoing its slot, drops someone else\'s lapsed reservation as it is told its own slot again',
+    // C's E + 1000 lapsed after E + 2000 (count 3 − 1); B's E + 4445 is still ahead.
+    state: { ...BC_RESERVED, reservations: [{ holder: C, slotAtMs: E + 1000 }, { holder: B, slotAtMs: E + 4445 }] }, nowMs: E + 2001, holder: B, claimSlotAtMs: E + 4445, policy: P,
+    outcome: { status: 'reserved', slotAtMs: E + 4445, retryAfterMs: 2444 },
+    next: { ...BC_RESERVED, count: 2, reservations: [{ holder: B, slotAtMs: E + 4445 }] },
+  },
+  // One slot per call (issue 17 item 4, docs/adr/0053): a holder is a token, each waiting call has its own slot.
+  {
+    name: 'a second call of a holder whose first waits gets a slot of its own, not the first one\'s',
+    state: B_RESERVED, nowMs: E, holder: B, policy: P,
+    outcome: { status: 'reserved', slotAtMs: E + 9890, retryAfterMs: 9890 },
+    next: BB_RESERVED,
+  },
+  {
+    name: 'a call that echoes nothing claims its holder\'s oldest slot that has come',
+    state: BB_RESERVED, nowMs: E + 4445, holder: B, policy: P,
+    outcome: { status: 'run', claimed: true, slotAtMs: E + 4445 },
+    next: { ...BB_RESERVED, reservations: [{ holder: B, slotAtMs: E + 9890 }] },
+  },
+  {
+    name: 'a call that echoes its own later slot is told that slot, though an older one of its holder has come; nothing written',
+    state: BB_RESERVED, nowMs: E + 5000, holder: B, claimSlotAtMs: E + 9890, policy: P,
+    outcome: { status: 'reserved', slotAtMs: E + 9890, retryAfterMs: 4890 },
+    next: null,
+  },
+  {
+    name: 'a call that echoes its own slot at that slot runs on exactly it',
+    state: BB_RESERVED, nowMs: E + 4445, holder: B, claimSlotAtMs: E + 4445, policy: P,
+    outcome: { status: 'run', claimed: true, slotAtMs: E + 4445 },
+    next: { ...BB_RESERVED, reservations: [{ holder: B, slotAtMs: E + 9890 }] },
+  },
+  {
+    name: 'an echoed slot that is someone else\'s claims nothing of theirs: the call is new, and the other reservation stays',
+    // At E + 9890 B's E + 4445 has lapsed (count 3 − 1); B queues at the cursor E + 15 335 (cursor then E + 16 335 + T).
+    state: BC_RESERVED, nowMs: E + 9890, holder: B, claimSlotAtMs: E + 9890, policy: P,
+    outcome: { status: 'reserved', slotAtMs: E + 15_335, retryAfterMs: 5445 },
+    next: { cursorMs: E + 20_779, cursorRem: 60_000, day: DAY, count: 3, reservations: [{ holder: C, slotAtMs: E + 9890 }, { holder: B, slotAtMs: E + 15_335 }] },
+  },
+  {
+    name: 'at its per-holder cap a holder that would wait is rejected until its oldest slot comes; nothing written',
+    state: BB_RESERVED, nowMs: E, holder: B, policy: { ...P, maxReservationsPerHolder: 2 },
+    outcome: { status: 'rejected', reason: 'token_reservations_full', retryAfterMs: 4445 },
+    next: null,
+  },
+  {
+    name: 'one holder at its cap does not stop another: the queue is shared, the cap is each token\'s',
+    state: BB_RESERVED, nowMs: E, holder: C, policy: { ...P, maxReservationsPerHolder: 2 },
+    outcome: { status: 'reserved', slotAtMs: E + 15_335, retryAfterMs: 15_335 },
+    next: { cursorMs: E + 20_779, cursorRem: 60_000, day: DAY, count: 4, reservations: [...BB_RESERVED.reservations, { holder: C, slotAtMs: E + 15_335 }] },
+  },
+  {
+    name: 'at its per-holder cap a holder whose slot is now still runs: a run adds no reservation',
+    state: { ...BB_RESERVED, cursorMs: E, cursorRem: 0 }, nowMs: E + 100, holder: B, policy: { ...P, maxReservationsPerHolder: 2 },
+    outcome: { status: 'run', claimed: false },
+    next: { ...BB_RESERVED, cursorMs: E + 4544, cursorRem: 60_000, count: 4 },
   },
 ];

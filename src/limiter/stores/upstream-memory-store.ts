@@ -29,7 +29,7 @@ export class MemoryUpstreamQuotaStore implements UpstreamQuotaStore {
     assertValidUpstreamPolicy(policy);
     if (!Number.isSafeInteger(nowMs)) throw new RangeError(`nowMs must be an integer, got ${nowMs}`);
     const state = this.states.get(key) ?? restore;
-    const { outcome, next } = scheduleUpstream(state, nowMs, holderIdOf(caller), policy);
+    const { outcome, next } = scheduleUpstream(state, nowMs, holderIdOf(caller), policy, caller.claimSlotAtMs ?? null);
     if (next !== null) this.states.set(key, next);
     return { outcome, state: next ?? state };
   }

@@ -43,7 +43,7 @@ export class RedisUpstreamQuotaStore implements UpstreamQuotaStore {
     assertValidKey(key);
     assertValidUpstreamPolicy(policy);
     if (!Number.isSafeInteger(nowMs) || nowMs < 0) throw new RangeError(`nowMs must be a non-negative integer, got ${nowMs}`);
-    const reply = await this.redis.runScript(SCRIPT, [this.keyPrefix + key], upstreamScheduleArgs(nowMs, holderIdOf(caller), policy, this.ttlMarginMs, restore));
+    const reply = await this.redis.runScript(SCRIPT, [this.keyPrefix + key], upstreamScheduleArgs(nowMs, holderIdOf(caller), policy, this.ttlMarginMs, restore, caller.claimSlotAtMs ?? null));
     try {
       return scheduledFromReply(reply);
     } catch {

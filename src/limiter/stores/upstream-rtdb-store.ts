@@ -83,7 +83,7 @@ export class RtdbUpstreamQuotaStore implements UpstreamQuotaStore {
       this.runs++;
       // A missing (or unreadable) node starts from what this instance last saw: the database restarted empty.
       const read = parseUpstreamState(typeof current === 'string' ? current : null) ?? restore;
-      const result = scheduleUpstream(read, nowMs, holder, policy);
+      const result = scheduleUpstream(read, nowMs, holder, policy, caller.claimSlotAtMs ?? null);
       last = { ...result, read };
       confirmed = false;
       if (result.next !== null) return formatUpstreamState(result.next);

@@ -83,7 +83,7 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
 
   async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy, restore: UpstreamState | null = null): Promise<UpstreamScheduled> {
     const holder = holderIdOf(caller);
-    let local = this.answer(key, nowMs, holder, policy);
+    let local = this.answer(key, nowMs, holder, policy, caller.claimSlotAtMs ?? null);
     // No usable answer here (no fresh state, or one on which this call would write), but a call is
     // already fetching the store's: wait for it rather than join a herd of transactions, and decide
     // on what it brought. A cold cache under a flood, and every moment a slot opened, otherwise sent
@@ -94,7 +94,7 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
       const before = this.seen.get(key);
       await refreshing;
       if (this.seen.get(key) === before) break; // the refresh failed: ask the store
-      local = this.answer(key, nowMs, holder, policy, true);
+      local = this.answer(key, nowMs, holder, policy, caller.claimSlotAtMs ?? null, true);
     }
     if (local !== undefined) {
       this.local++;
@@ -117,10 +117,10 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
   }
 
   /** The cached answer when scheduleUpstream on a fresh cached state writes nothing; else undefined. */
-  private answer(key: string, nowMs: number, holder: string, policy: UpstreamPolicy, anyAge = false): UpstreamScheduled | undefined {
+  private answer(key: string, nowMs: number, holder: string, policy: UpstreamPolicy, claimSlotAtMs: number | null, anyAge = false): UpstreamScheduled | undefined {
     const cached = anyAge ? this.seen.get(key) : this.fresh(key, nowMs);
     if (cached === undefined) return undefined;
-    const { outcome, next } = scheduleUpstream(cached.state, nowMs, holder, policy);
+    const { outcome, next } = scheduleUpstream(cached.state, nowMs, holder, policy, claimSlotAtMs);
     return next === null ? { outcome, state: cached.state } : undefined;
   }
 

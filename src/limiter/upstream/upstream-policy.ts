@@ -24,6 +24,8 @@ export interface UpstreamPolicy {
   readonly graceMs: number;
   /** The most reservations outstanding at once; past it, a caller who would wait is rejected. */
   readonly maxReservations: number;
+  /** The most one holder (a token) may hold at once, in [1, maxReservations]: its fair share. */
+  readonly maxReservationsPerHolder: number;
 }
 
 export interface UpstreamPolicyOptions {
@@ -39,6 +41,23 @@ export interface UpstreamPolicyOptions {
   readonly graceMs?: number;
   /** Default 100. */
   readonly maxReservations?: number;
+  /** Default: defaultReservationsPerHolder, a quarter of the slots within maxWaitMs. */
+  readonly maxReservationsPerHolder?: number;
+}
+
+/**
+ * A token's fair share of the queue: a quarter of the reservations that fit
+ * within maxWaitMs (each takes T + graceMs of it), at least 1 and at most
+ * maxReservations. 2/s at 0.9 with a 1 s grace and 60 s: 39 fit, 10 each;
+ * 15/min: 12 fit, 3 each. So four tokens that never come back fill the
+ * queue, not one (issue 17: one token held a slot per tool, 12 in all).
+ */
+export function defaultReservationsPerHolder(limit: number, windowMs: number, headroomBp: number, maxWaitMs: number, graceMs: number, maxReservations: number): number {
+  const numerator = windowMs * BASIS_POINTS;
+  const denominator = limit * headroomBp;
+  // Slots within maxWaitMs: floor(maxWaitMs / (T + graceMs)) + 1, on integers (T = numerator / denominator).
+  const fit = Math.floor((maxWaitMs * denominator) / (numerator + graceMs * denominator)) + 1;
+  return Math.min(maxReservations, Math.max(1, Math.ceil(fit / 4)));
 }
 
 export const DEFAULT_UPSTREAM_HEADROOM = 0.9;
@@ -80,7 +99,10 @@ export function resolveUpstreamPolicy(options: UpstreamPolicyOptions): UpstreamP
     dailyBudget: options.dailyBudget === undefined ? 0 : wholeNumber('dailyBudget', options.dailyBudget, 1),
     graceMs: wholeNumber('graceMs', options.graceMs ?? DEFAULT_UPSTREAM_GRACE_MS, 0, DAY_MS),
     maxReservations: wholeNumber('maxReservations', options.maxReservations ?? DEFAULT_UPSTREAM_MAX_RESERVATIONS, 1, MAX_UPSTREAM_RESERVATIONS),
+    maxReservationsPerHolder: 0,
   };
+  const perHolder = options.maxReservationsPerHolder ?? defaultReservationsPerHolder(limit, windowMs, headroomBp, policy.maxWaitMs, policy.graceMs, policy.maxReservations);
+  (policy as { maxReservationsPerHolder: number }).maxReservationsPerHolder = wholeNumber('maxReservationsPerHolder', perHolder, 1, policy.maxReservations);
   assertValidUpstreamPolicy(policy);
   return policy;
 }
@@ -94,4 +116,5 @@ export function assertValidUpstreamPolicy(policy: UpstreamPolicy): void {
   wholeNumber('dailyBudget', policy.dailyBudget, 0);
   wholeNumber('graceMs', policy.graceMs, 0, DAY_MS);
   wholeNumber('maxReservations', policy.maxReservations, 1, MAX_UPSTREAM_RESERVATIONS);
+  wholeNumber('maxReservationsPerHolder', policy.maxReservationsPerHolder, 1, policy.maxReservations);
 }

@@ -8,31 +8,41 @@ import type { UpstreamReservation, UpstreamState } from './upstream-state';
  * read from a store, and what to write comes back as `next`; stores only make
  * one call atomic (docs/adr/0031-upstream-quota-cursor.md).
  *
- * For a caller (its holder id, upstream-holder.ts):
- * - holding a live reservation: before its slot, `reserved` at the same slot
- *   (nothing written); from its slot to slot + graceMs, `run` (claimed): the
- *   reservation goes, and no new slot is taken;
- * - otherwise its slot is max(cursor, now). At now: `run`. Later: `reserved`
- *   at that slot, unless the day's budget is spent, the slot is more than
- *   maxWaitMs away, or maxReservations are outstanding: `rejected`.
+ * A holder (upstream-holder.ts) is a token: it may hold up to
+ * maxReservationsPerHolder reservations, one per call that must wait
+ * (docs/adr/0053-one-slot-per-call.md). For a call:
+ * - that echoes a slot its holder holds (`claimSlotAtMs`): before the slot,
+ *   `reserved` at that same slot (nothing written but lapses); from the slot
+ *   to slot + graceMs, `run` (claimed): that reservation goes, no new slot;
+ * - that echoes nothing (or a slot its holder does not hold): the holder's
+ *   oldest reservation whose slot has come, if any, is claimed the same way;
+ * - otherwise it is a new call: its slot is max(cursor, now). At now: `run`.
+ *   Later: `reserved` at that slot, unless the day's budget is spent, the
+ *   slot is more than maxWaitMs away, the holder already holds
+ *   maxReservationsPerHolder, or maxReservations are outstanding: `rejected`.
  *
  * Promises, held by test/unit/upstream/upstream-schedule.test.ts:
  * - no two runs are closer than T: a run moves the cursor to now + T; a
  *   reservation, which may be claimed anywhere in [slot, slot + graceMs],
  *   moves it to slot + graceMs + T (docs/adr/0032-upstream-grace-and-cap.md);
- * - a rejection, and a reservation asked for again early, write nothing;
+ * - a rejection, and a reservation asked for again early, write nothing but
+ *   the drop of reservations that have lapsed, so each lapse is written once;
  * - an unclaimed reservation expires after graceMs: its slot is lost (the
- *   cursor never moves back), its unit of the day's budget is given back;
+ *   cursor never moves back), its unit of the day's budget is given back,
+ *   and the first call to see it lapsed writes that down: a later call whose
+ *   clock is behind can no longer claim what an earlier one found expired;
  * - a clock behind the state is answered as at the state's time or later: it
  *   is told to wait, never run early;
  * - integers only, so the Lua twin (stores/lua/upstream-schedule.ts) agrees
  *   bit for bit.
  */
 /** `unavailable` is never scheduleUpstream's: a fail-closed store answers it while its backend is down (upstream-guarded-store.ts). */
-export type UpstreamRejection = 'daily_budget' | 'max_wait' | 'reservations_full' | 'unavailable';
+export type UpstreamRejection = 'daily_budget' | 'max_wait' | 'reservations_full' | 'token_reservations_full' | 'unavailable';
 
 export type UpstreamOutcome =
-  | { readonly status: 'run'; readonly claimed: boolean }
+  | { readonly status: 'run'; readonly claimed: false }
+  /** slotAtMs: the reservation this call claimed. */
+  | { readonly status: 'run'; readonly claimed: true; readonly slotAtMs: number }
   | { readonly status: 'reserved'; readonly slotAtMs: number; readonly retryAfterMs: number }
   | { readonly status: 'rejected'; readonly reason: UpstreamRejection; readonly retryAfterMs: number };
 
@@ -77,17 +87,27 @@ function prune(state: UpstreamState, nowMs: number, graceMs: number): { live: Up
 
 const EMPTY: UpstreamState = { cursorMs: 0, cursorRem: 0, day: 0, count: 0, reservations: [] };
 
-export function scheduleUpstream(state: UpstreamState | null, nowMs: number, holder: string, policy: UpstreamPolicy): UpstreamScheduleResult {
+/**
+ * `claimSlotAtMs`: the slot the call says it was given (the reservation id it
+ * echoes, decoded by the gateway), or null. It only ever selects among the
+ * holder's own reservations, and the holder comes from the verified token, so
+ * a made-up slot claims nothing it could not claim by echoing nothing.
+ */
+export function scheduleUpstream(state: UpstreamState | null, nowMs: number, holder: string, policy: UpstreamPolicy, claimSlotAtMs: number | null = null): UpstreamScheduleResult {
   const s = state ?? EMPTY;
   const { live, count } = prune(s, nowMs, policy.graceMs);
+  // What a call that grants nothing writes: the lapses it saw, or nothing.
+  const lapsed: UpstreamState | null = live.length === s.reservations.length ? null : { ...s, count, reservations: live };
 
-  const mine = live.find((r) => r.holder === holder);
-  if (mine !== undefined) {
-    if (nowMs < mine.slotAtMs) {
-      return { outcome: { status: 'reserved', slotAtMs: mine.slotAtMs, retryAfterMs: mine.slotAtMs - nowMs }, next: null };
+  const mine = live.filter((r) => r.holder === holder);
+  // Reservations are in slot order, so the first whose slot has come is the oldest claimable.
+  const target = mine.find((r) => r.slotAtMs === claimSlotAtMs) ?? mine.find((r) => r.slotAtMs <= nowMs);
+  if (target !== undefined) {
+    if (nowMs < target.slotAtMs) {
+      return { outcome: { status: 'reserved', slotAtMs: target.slotAtMs, retryAfterMs: target.slotAtMs - nowMs }, next: lapsed };
     }
-    const rest = live.filter((r) => r !== mine);
-    return { outcome: { status: 'run', claimed: true }, next: { ...s, count, reservations: rest } };
+    const rest = live.filter((r) => r !== target);
+    return { outcome: { status: 'run', claimed: true, slotAtMs: target.slotAtMs }, next: { ...s, count, reservations: rest } };
   }
 
   const cursor: Exact = { ms: s.cursorMs, rem: s.cursorRem };
@@ -100,19 +120,24 @@ export function scheduleUpstream(state: UpstreamState | null, nowMs: number, hol
   const waitMs = slotAtMs - nowMs;
 
   if (policy.dailyBudget > 0 && spent >= policy.dailyBudget) {
-    return { outcome: { status: 'rejected', reason: 'daily_budget', retryAfterMs: (day + 1) * DAY_MS - nowMs }, next: null };
+    return { outcome: { status: 'rejected', reason: 'daily_budget', retryAfterMs: (day + 1) * DAY_MS - nowMs }, next: lapsed };
   }
   if (waitMs > policy.maxWaitMs) {
-    return { outcome: { status: 'rejected', reason: 'max_wait', retryAfterMs: waitMs - policy.maxWaitMs }, next: null };
+    return { outcome: { status: 'rejected', reason: 'max_wait', retryAfterMs: waitMs - policy.maxWaitMs }, next: lapsed };
   }
   if (waitMs === 0) {
     const next = afterOneInterval({ ms: nowMs, rem: 0 }, policy);
     return { outcome: { status: 'run', claimed: false }, next: { cursorMs: next.ms, cursorRem: next.rem, day, count: spent + 1, reservations: live } };
   }
+  const oldestMine = mine[0];
+  if (oldestMine !== undefined && mine.length >= policy.maxReservationsPerHolder) {
+    // None of the holder's slots has come (else it was claimed above): a call that echoes nothing claims the oldest from its slot on.
+    return { outcome: { status: 'rejected', reason: 'token_reservations_full', retryAfterMs: Math.max(1, oldestMine.slotAtMs - nowMs) }, next: lapsed };
+  }
   const first = live[0];
   if (first !== undefined && live.length >= policy.maxReservations) {
     // The earliest reservation is gone by then at the latest: claimed, or expired.
-    return { outcome: { status: 'rejected', reason: 'reservations_full', retryAfterMs: Math.max(1, first.slotAtMs + policy.graceMs + 1 - nowMs) }, next: null };
+    return { outcome: { status: 'rejected', reason: 'reservations_full', retryAfterMs: Math.max(1, first.slotAtMs + policy.graceMs + 1 - nowMs) }, next: lapsed };
   }
   const next = afterOneInterval({ ms: slotAtMs + policy.graceMs, rem: 0 }, policy);
   return {

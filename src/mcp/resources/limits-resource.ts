@@ -1,6 +1,8 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { callFacts } from '../../config/call-facts';
 import { upstreamIntervalMs, type Config, type UpstreamQuotaConfig } from '../../config/config';
+import { FORWARDED_METHODS, NO_UPSTREAM_COSTS, sharedUpstreamCostOf } from '../../config/upstream-costs';
+import { reservationsPerTokenOf } from '../../config/upstream-config';
 import { describePolicy } from '../../limiter/describe-policy';
 
 export const LIMITS_RESOURCE_URI = 'firelimit://limits';
@@ -40,9 +42,21 @@ function upstreamQuotasOf(config: Config): Record<string, unknown> {
     intervalMs: upstreamIntervalMs(q),
     maxWaitMs: q.maxWaitMs,
     ...(q.dailyBudget === undefined ? {} : { dailyBudget: q.dailyBudget }),
+    // A token's share of the waiting slots, across every tool (docs/adr/0053).
+    maxReservationsPerToken: reservationsPerTokenOf(q),
   });
+  const costs = upstream?.costs ?? NO_UPSTREAM_COSTS;
   return {
-    ...(upstream?.quota === undefined ? {} : { shared: quota(upstream.quota) }),
+    ...(upstream?.quota === undefined
+      ? {}
+      : {
+          shared: {
+            ...quota(upstream.quota),
+            // Which requests the shared quota counts: every forwarded one, each message of a batch on its own; lists come from a cache.
+            counts: FORWARDED_METHODS.filter((method) => sharedUpstreamCostOf(costs, method) > 0),
+            ...(costs.tools.size === 0 ? {} : { toolCosts: Object.fromEntries(costs.tools) }),
+          },
+        }),
     tools: Object.fromEntries([...(upstream?.toolQuotas ?? [])].map(([tool, q]) => [tool, quota(q)])),
   };
 }

@@ -3,6 +3,12 @@ import { abortableSleep, SHARED_QUOTA_NAME, toolQuotaKey, UpstreamQuotaGate, UPS
 import { MemoryUpstreamQuotaStore } from '../../../src/limiter/stores/upstream-memory-store';
 import { resolveUpstreamPolicy, type UpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
 import type { UpstreamCaller } from '../../../src/limiter/upstream/upstream-holder';
+import { formatReservationId } from '../../../src/gateway/reservation-id';
+
+/** A reserved answer as the gate gives it: with the id of its key and slot to echo. */
+function reservedOn(key: string, answer: { status: 'reserved'; quota: string; slotAtMs: number; retryAfterMs: number }) {
+  return { ...answer, reservation: formatReservationId({ key, slotAtMs: answer.slotAtMs }) };
+}
 
 const T0 = Date.UTC(2026, 11, 1, 12);
 // 2/s at full headroom: one slot every 500 ms.
@@ -62,7 +68,7 @@ describe('UpstreamQuotaGate: run, hold for a near slot, else answer the slot', (
   ] as const)('UPSTREAM_HOLD_MS=%s: a second caller in the same ms gets %j', async (holdMs, expected, sleeps) => {
     const { gate, slept } = gateAt(holdMs);
     expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo' })).toEqual({ status: 'run', heldMs: 0 });
-    expect(await gate.admit({ tokenId: 'tok_b', tool: 'echo' })).toEqual(expected);
+    expect(await gate.admit({ tokenId: 'tok_b', tool: 'echo' })).toEqual(expected.status === 'reserved' ? reservedOn(UPSTREAM_QUOTA_KEY, expected as never) : expected);
     expect(slept).toEqual(sleeps);
   });
 
@@ -80,8 +86,10 @@ describe('UpstreamQuotaGate: run, hold for a near slot, else answer the slot', (
     for (const token of ['a', 'b', 'c', 'd', 'e', 'f']) answers.push(await gate.admit({ tokenId: `tok_${token}`, tool: 'echo' }));
     expect(answers.map((a) => a.status)).toEqual(['run', 'reserved', 'reserved', 'reserved', 'reserved', 'rejected']);
     expect(answers[5]).toMatchObject({ status: 'rejected', quota: SHARED_QUOTA_NAME, reason: 'max_wait' });
-    const before = await store.schedule(UPSTREAM_QUOTA_KEY, T0, { tokenId: 'tok_e', tool: 'echo' }, policy);
-    expect(before.outcome.status).toBe('reserved');
+    // tok_e, echoing its slot, still has it: the rejection took nothing.
+    const eSlotAtMs = (answers[4] as { slotAtMs: number }).slotAtMs;
+    const before = await store.schedule(UPSTREAM_QUOTA_KEY, T0, { tokenId: 'tok_e', tool: 'echo', claimSlotAtMs: eSlotAtMs }, policy);
+    expect(before.outcome).toEqual({ status: 'reserved', slotAtMs: eSlotAtMs, retryAfterMs: eSlotAtMs - T0 });
   });
 
   it('reports every answer to its events, and each state a store answered', async () => {
@@ -122,9 +130,9 @@ describe('UpstreamQuotaGate: a tool with its own quota is held to it and to the 
   it('the tool\'s quota answers "reserved" for a second caller while another tool still runs on the shared quota', async () => {
     const { gate } = gateWith({ shared: policy, tools: new Map([['search', perMinute]]), holdMs: 0 });
     expect(await gate.admit({ tokenId: 'tok_a', tool: 'search' })).toEqual({ status: 'run', heldMs: 0 });
-    expect(await gate.admit({ tokenId: 'tok_b', tool: 'search' })).toEqual({ status: 'reserved', quota: 'search', slotAtMs: T0 + 60_000, retryAfterMs: 60_000 });
+    expect(await gate.admit({ tokenId: 'tok_b', tool: 'search' })).toEqual(reservedOn(toolQuotaKey('search'), { status: 'reserved', quota: 'search', slotAtMs: T0 + 60_000, retryAfterMs: 60_000 }));
     // The shared quota counted only tok_a's search; echo's slot is the next one on it.
-    expect(await gate.admit({ tokenId: 'tok_b', tool: 'echo' })).toEqual({ status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 500, retryAfterMs: 500 });
+    expect(await gate.admit({ tokenId: 'tok_b', tool: 'echo' })).toEqual(reservedOn(UPSTREAM_QUOTA_KEY, { status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 500, retryAfterMs: 500 }));
   });
 
   it('a call waiting on the tool\'s quota takes nothing from the shared one until it runs', async () => {
@@ -245,13 +253,13 @@ describe('UpstreamQuotaGate: bounded holds against a store that keeps saying "no
 
   it('holds at most four times, then answers the slot it was last given', async () => {
     const { gate, slept } = laggingGate(1, 1000);
-    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo' })).toEqual({ status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 3 + 1, retryAfterMs: 1 });
+    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo' })).toEqual(reservedOn(UPSTREAM_QUOTA_KEY, { status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 3 + 1, retryAfterMs: 1 }));
     expect(slept).toEqual([1, 1, 1, 1]);
   });
 
   it('stops holding once the time held so far and the wait to come pass the hold', async () => {
     const { gate, slept } = laggingGate(300, 500);
-    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo' })).toEqual({ status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 600, retryAfterMs: 300 });
+    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo' })).toEqual(reservedOn(UPSTREAM_QUOTA_KEY, { status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 600, retryAfterMs: 300 }));
     expect(slept).toEqual([300]);
   });
 
@@ -326,5 +334,57 @@ describe('abortableSleep', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+});
+
+describe('UpstreamQuotaGate: every forwarded request is scheduled, unless the limits file prices it 0 on the shared quota', () => {
+  const search = resolveUpstreamPolicy({ limit: 1, windowMs: 1000, headroom: 1, maxWaitMs: 0, graceMs: 0 });
+  const costs = { methods: new Map([['resources/read', 0]] as const), tools: new Map([['free', 0], ['search', 0]] as const) };
+  const gate = new UpstreamQuotaGate({ store: new MemoryUpstreamQuotaStore(), shared: policy, tools: new Map([['search', search]]), costs, holdMs: 0, clock: () => T0 });
+  it.each([
+    ['tools/call of a tool without a quota of its own: the shared quota', 'tools/call', 'echo', [UPSTREAM_QUOTA_KEY]],
+    ['prompts/get: the shared quota', 'prompts/get', undefined, [UPSTREAM_QUOTA_KEY]],
+    ['completion/complete: the shared quota', 'completion/complete', undefined, [UPSTREAM_QUOTA_KEY]],
+    ['resources/read priced 0: no quota', 'resources/read', undefined, []],
+    ['a tool priced 0: no quota', 'tools/call', 'free', []],
+    ['a tool priced 0 with a quota of its own: its own quota only', 'tools/call', 'search', [toolQuotaKey('search')]],
+  ] as const)('%s', (_what, method, tool, keys) => {
+    expect(gate.quotasFor(tool, method).map((q) => q.key)).toEqual(keys);
+  });
+
+  it('a read and a prompt in the same ms: one runs, the other is given the next slot, as tool calls are', async () => {
+    const { gate: reads } = gateAt(0);
+    const [first, second] = await Promise.all([reads.admit({ tokenId: 'tok_a', method: 'resources/read' }), reads.admit({ tokenId: 'tok_b', method: 'prompts/get' })]);
+    expect(first).toEqual({ status: 'run', heldMs: 0 });
+    expect(second).toEqual(reservedOn(UPSTREAM_QUOTA_KEY, { status: 'reserved', quota: SHARED_QUOTA_NAME, slotAtMs: T0 + 500, retryAfterMs: 500 }));
+  });
+});
+
+describe('UpstreamQuotaGate: one slot per call (issue 17 item 4)', () => {
+  it('parallel calls of one token: 1 runs, each that waits gets a slot of its own up to its share, and each runs when it comes back echoing its id', async () => {
+    const { gate, time } = gateAt(0);
+    const first = await Promise.all(Array.from({ length: 10 }, () => gate.admit({ tokenId: 'tok_a', tool: 'echo' })));
+    const reserved = first.filter((a): a is Extract<GateAnswer, { status: 'reserved' }> => a.status === 'reserved');
+    expect(first.filter((a) => a.status === 'run')).toHaveLength(1);
+    // maxWaitMs 2000 at 500 ms a slot: 5 fit, so the token's share (a quarter, rounded up) is 2; the rest are told so.
+    expect(reserved).toHaveLength(2);
+    expect(first.filter((a) => a.status === 'rejected' && a.reason === 'token_reservations_full')).toHaveLength(7);
+    expect(new Set(reserved.map((a) => a.slotAtMs)).size).toBe(reserved.length);
+    for (const answer of [...reserved].sort((a, b) => a.slotAtMs - b.slotAtMs)) {
+      time.nowMs = answer.slotAtMs;
+      expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo', reservation: answer.reservation })).toEqual({ status: 'run', heldMs: 0 });
+    }
+  });
+
+  it('a call back early with its id is told its own slot; a foreign id claims nothing of its owner\'s; a made-up one is as no id', async () => {
+    const { gate, time } = gateAt(0);
+    await gate.admit({ tokenId: 'tok_a', tool: 'echo' });
+    const mine = (await gate.admit({ tokenId: 'tok_a', tool: 'echo' })) as Extract<GateAnswer, { status: 'reserved' }>;
+    time.nowMs = mine.slotAtMs - 100;
+    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo', reservation: mine.reservation })).toEqual({ ...mine, retryAfterMs: 100 });
+    time.nowMs = mine.slotAtMs;
+    // Another token echoing tok_a's id is a new caller: it queues, and tok_a still runs on its slot.
+    expect(await gate.admit({ tokenId: 'tok_b', tool: 'echo', reservation: mine.reservation })).toMatchObject({ status: 'reserved' });
+    expect(await gate.admit({ tokenId: 'tok_a', tool: 'echo', reservation: 'r1.bm90LW91cnM' })).toEqual({ status: 'run', heldMs: 0 });
   });
 });

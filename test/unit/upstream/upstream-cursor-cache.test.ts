@@ -4,6 +4,7 @@ import { CachedUpstreamQuota, type CachedUpstreamQuotaOptions } from '../../../s
 import { holderIdOf, type UpstreamCaller } from '../../../src/limiter/upstream/upstream-holder';
 import type { UpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
 import { scheduleUpstream } from '../../../src/limiter/upstream/upstream-schedule';
+import { fcNumRuns } from '../../support/fc-num-runs';
 import { HeldReplyStore, settled } from './held-reply-store';
 
 // The cursor cache over an in-process store whose replies the test holds and
@@ -11,13 +12,14 @@ import { HeldReplyStore, settled } from './held-reply-store';
 
 const T0 = 1_700_000_000_000;
 /** One call a second (T = 1000 ms), 100 ms of grace, two reservations at most. */
-const QUEUE: UpstreamPolicy = { limit: 1, windowMs: 1000, headroomBp: 10_000, maxWaitMs: 10_000, dailyBudget: 0, graceMs: 100, maxReservations: 2 };
+const QUEUE: UpstreamPolicy = { limit: 1, windowMs: 1000, headroomBp: 10_000, maxWaitMs: 10_000, dailyBudget: 0, graceMs: 100, maxReservations: 2, maxReservationsPerHolder: 2 };
 /** One call a second and no waiting: after a run, everyone else that second is rejected. */
-const NO_WAIT: UpstreamPolicy = { ...QUEUE, maxWaitMs: 0, graceMs: 0, maxReservations: 1 };
+const NO_WAIT: UpstreamPolicy = { ...QUEUE, maxWaitMs: 0, graceMs: 0, maxReservations: 1, maxReservationsPerHolder: 1 };
 /** Room for every caller: each new one takes a reservation (a write). */
 const ROOM: UpstreamPolicy = { ...QUEUE, maxWaitMs: 7 * 86_400_000, graceMs: 0, maxReservations: 1000 };
 
-const caller = (i: number): UpstreamCaller => ({ tokenId: `tok_${String(i).padStart(16, '0')}`, tool: 'search' });
+/** Caller i; `claimSlotAtMs`: the slot it echoes (its reservation id), when it comes back for one. */
+const caller = (i: number, claimSlotAtMs?: number): UpstreamCaller => ({ tokenId: `tok_${String(i).padStart(16, '0')}`, tool: 'search', ...(claimSlotAtMs === undefined ? {} : { claimSlotAtMs }) });
 
 function setup(options: Omit<CachedUpstreamQuotaOptions, 'store'> = {}): { store: HeldReplyStore; cache: CachedUpstreamQuota } {
   const store = new HeldReplyStore();
@@ -44,14 +46,14 @@ describe('CachedUpstreamQuota: what is answered locally and what goes to the sto
   test('a holder back before its slot is told the same slot locally', async () => {
     const { store, cache } = setup();
     await fillQueue(cache);
-    expect((await cache.schedule('q', T0 + 400, caller(1), QUEUE)).outcome).toEqual({ status: 'reserved', slotAtMs: T0 + 1000, retryAfterMs: 600 });
+    expect((await cache.schedule('q', T0 + 400, caller(1, T0 + 1000), QUEUE)).outcome).toEqual({ status: 'reserved', slotAtMs: T0 + 1000, retryAfterMs: 600 });
     expect(store.calls).toHaveLength(3);
   });
 
   test('a holder back at its slot goes to the store and runs on its claim, which the store then forgets', async () => {
     const { store, cache } = setup();
     await fillQueue(cache);
-    expect((await cache.schedule('q', T0 + 1000, caller(1), QUEUE)).outcome).toEqual({ status: 'run', claimed: true });
+    expect((await cache.schedule('q', T0 + 1000, caller(1), QUEUE)).outcome).toEqual({ status: 'run', claimed: true, slotAtMs: T0 + 1000 });
     expect(cache.stats).toEqual({ answeredLocally: 0, forwarded: 4 });
     expect(store.memory.peek('q')?.reservations.map((r) => r.holder)).toEqual([holderIdOf(caller(2))]);
   });
@@ -212,7 +214,7 @@ describe('CachedUpstreamQuota: replies out of order', () => {
     await Promise.all(calls);
     store.holding = false;
     // The view kept is the later one, which holds caller 2's reservation.
-    expect((await cache.schedule('q', T0 + 30, caller(2), QUEUE)).outcome).toEqual({ status: 'reserved', slotAtMs: T0 + 1010, retryAfterMs: 980 });
+    expect((await cache.schedule('q', T0 + 30, caller(2, T0 + 1010), QUEUE)).outcome).toEqual({ status: 'reserved', slotAtMs: T0 + 1010, retryAfterMs: 980 });
     expect(cache.stats).toEqual({ answeredLocally: 1, forwarded: 3 });
   });
 
@@ -227,7 +229,7 @@ describe('CachedUpstreamQuota: replies out of order', () => {
     await Promise.all(calls);
     store.holding = false;
     // Only the later view holds caller 2's reservation, and only it is fresh at its own clock.
-    await cache.schedule('q', T0 + 10 + gapMs, caller(2), QUEUE);
+    await cache.schedule('q', T0 + 10 + gapMs, caller(2, T0 + 1010), QUEUE);
     expect(cache.stats.answeredLocally).toBe(fate === 'kept' ? 1 : 0);
   });
 
@@ -250,7 +252,7 @@ describe('CachedUpstreamQuota: replies out of order', () => {
     await store.deliver(0);
     await Promise.all(calls);
     store.holding = false;
-    expect((await cache.schedule('q', T0 + 30, caller(2), QUEUE)).outcome).toEqual({ status: 'reserved', slotAtMs: T0 + 1010, retryAfterMs: 980 });
+    expect((await cache.schedule('q', T0 + 30, caller(2, T0 + 1010), QUEUE)).outcome).toEqual({ status: 'reserved', slotAtMs: T0 + 1010, retryAfterMs: 980 });
     expect(cache.stats).toEqual({ answeredLocally: 1, forwarded: 3 });
   });
 });
@@ -293,7 +295,7 @@ describe('CachedUpstreamQuota: one store call per key in flight', () => {
     await settled();
     expect({ answered, held: store.held.length }).toEqual({ answered: true, held: 1 });
     await store.deliver();
-    expect((await claim).outcome).toEqual({ status: 'run', claimed: true });
+    expect((await claim).outcome).toEqual({ status: 'run', claimed: true, slotAtMs: T0 + 1000 });
     expect((await rejection).outcome).toMatchObject({ status: 'rejected', reason: 'reservations_full' });
   });
 
@@ -388,6 +390,8 @@ const policyArb: fc.Arbitrary<UpstreamPolicy> = fc.record({
   dailyBudget: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 6 })),
   graceMs: fc.integer({ min: 0, max: 2000 }),
   maxReservations: fc.integer({ min: 1, max: 3 }),
+  // One per holder: the timeline below follows one slot per caller.
+  maxReservationsPerHolder: fc.constant(1),
 });
 
 /**
@@ -453,7 +457,7 @@ describe('CachedUpstreamQuota: properties', () => {
           timeline.heard(op.key, op.who, expected.outcome);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: fcNumRuns(300) },
     );
   });
 
@@ -469,7 +473,7 @@ describe('CachedUpstreamQuota: properties', () => {
           const before = store.memory.peek(op.key);
           const calls = store.calls.length;
           const { outcome } = await (instances[op.instance] as CachedUpstreamQuota).schedule(op.key, nowMs, caller(op.who), policy);
-          if (slot !== undefined && nowMs >= slot && nowMs <= slot + policy.graceMs) expect(outcome).toEqual({ status: 'run', claimed: true });
+          if (slot !== undefined && nowMs >= slot && nowMs <= slot + policy.graceMs) expect(outcome).toEqual({ status: 'run', claimed: true, slotAtMs: slot });
           if (store.calls.length === calls) {
             expect(outcome.status).not.toBe('run');
             expect(store.memory.peek(op.key)).toBe(before);
@@ -482,7 +486,7 @@ describe('CachedUpstreamQuota: properties', () => {
           timeline.heard(op.key, op.who, outcome);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: fcNumRuns(300) },
     );
   });
 });

@@ -67,7 +67,7 @@ describe('GuardedUpstreamQuota: the shared quota when its backend is down', () =
     memory.forget('upstream');
     expect((await guarded.schedule('upstream', T0 + 1, { tokenId: 'tok_c', tool: 'echo' }, policy)).outcome).toMatchObject({ status: 'reserved', slotAtMs: T0 + 120_000 });
     // tok_b's reservation was in that view too: it keeps its slot and runs on it.
-    expect((await guarded.schedule('upstream', T0 + 60_000, { tokenId: 'tok_b', tool: 'echo' }, policy)).outcome).toEqual({ status: 'run', claimed: true });
+    expect((await guarded.schedule('upstream', T0 + 60_000, { tokenId: 'tok_b', tool: 'echo' }, policy)).outcome).toEqual({ status: 'run', claimed: true, slotAtMs: T0 + 60_000 });
     expect(reserved.outcome).toMatchObject({ slotAtMs: T0 + 60_000 });
   });
 

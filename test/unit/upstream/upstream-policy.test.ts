@@ -10,10 +10,20 @@ import { formatUpstreamState, parseUpstreamState } from '../../../src/limiter/up
 import fc from 'fast-check';
 
 describe('resolveUpstreamPolicy', () => {
-  test('defaults: headroom 0.9, 60 s of wait, no daily budget, 1 s of grace, 100 reservations', () => {
+  test('defaults: headroom 0.9, 60 s of wait, no daily budget, 1 s of grace, 100 reservations, a quarter of the queue per token', () => {
+    // 15/min at 0.9: T = 4444.4 ms; with the grace a reservation takes 5444.4 ms, so 12 fit in 60 s, 3 per token.
     expect(resolveUpstreamPolicy({ limit: 15, windowMs: 60_000 })).toEqual({
-      limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100,
+      limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100, maxReservationsPerHolder: 3,
     });
+  });
+  test.each<[string, UpstreamPolicyOptions, number]>([
+    ['2/s at 0.9, 1 s grace, 60 s: 39 fit, 10 each', { limit: 2, windowMs: 1000 }, 10],
+    ['15/min at 0.9: 12 fit, 3 each', { limit: 15, windowMs: 60_000 }, 3],
+    ['no wait at all: 1 fits, 1 each', { limit: 2, windowMs: 1000, maxWaitMs: 0 }, 1],
+    ['never more than maxReservations', { limit: 1000, windowMs: 1000, graceMs: 0, maxReservations: 7 }, 7],
+    ['as given', { limit: 2, windowMs: 1000, maxReservationsPerHolder: 4 }, 4],
+  ])('maxReservationsPerHolder: %s', (_name, options, perHolder) => {
+    expect(resolveUpstreamPolicy(options).maxReservationsPerHolder).toBe(perHolder);
   });
   test('headroom is kept exactly in basis points', () => {
     expect(resolveUpstreamPolicy({ limit: 2, windowMs: 1000, headroom: 0.9375 }).headroomBp).toBe(9375);
@@ -28,6 +38,8 @@ describe('resolveUpstreamPolicy', () => {
     ['a negative wait', { limit: 1, windowMs: 1000, maxWaitMs: -1 }, /maxWaitMs must be an integer/],
     ['a daily budget of 0 (leave it out for none)', { limit: 1, windowMs: 1000, dailyBudget: 0 }, /dailyBudget must be an integer in \[1,/],
     ['more than 1000 reservations', { limit: 1, windowMs: 1000, maxReservations: 1001 }, /maxReservations must be an integer in \[1, 1000\]/],
+    ['more per token than in all', { limit: 1, windowMs: 1000, maxReservations: 5, maxReservationsPerHolder: 6 }, /maxReservationsPerHolder must be an integer in \[1, 5\], got 6/],
+    ['0 per token', { limit: 1, windowMs: 1000, maxReservationsPerHolder: 0 }, /maxReservationsPerHolder must be an integer in \[1, 100\], got 0/],
   ])('refuses %s, naming the field', (_name, options, message) => {
     expect(() => resolveUpstreamPolicy(options)).toThrow(message);
   });
@@ -74,7 +86,7 @@ describe('resolveUpstreamPolicy: bounds', () => {
 });
 
 describe('assertValidUpstreamPolicy', () => {
-  const valid: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100 };
+  const valid: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100, maxReservationsPerHolder: 1 };
   const POLICY_BOUNDS: readonly [keyof UpstreamPolicy, number, number][] = [
     ...OPTION_BOUNDS.filter(([field]) => field !== 'dailyBudget'),
     ['headroomBp', 1, 10_000],
@@ -96,15 +108,16 @@ describe('assertValidUpstreamPolicy', () => {
 });
 
 describe('holderIdOf', () => {
-  test('16 base64url characters, the same for the same token and tool', () => {
+  test('16 base64url characters, the same for the same token', () => {
     const id = holderIdOf({ tokenId: 'tok_3kq9x2m1c0vd7z4a', tool: 'search' });
     expect(id).toMatch(/^[A-Za-z0-9_-]{16}$/);
     expect(holderIdOf({ tokenId: 'tok_3kq9x2m1c0vd7z4a', tool: 'search' })).toBe(id);
   });
-  test('another tool or another token is another holder, and the split between them cannot be moved', () => {
-    const base = holderIdOf({ tokenId: 'a', tool: 'bc' });
-    expect(holderIdOf({ tokenId: 'a', tool: 'bd' })).not.toBe(base);
-    expect(holderIdOf({ tokenId: 'ab', tool: 'c' })).not.toBe(base);
+  test('one holder per token whatever it calls, so its fair share holds across tools (issue 17); another token is another holder', () => {
+    const base = holderIdOf({ tokenId: 'tok_a', tool: 'search' });
+    expect(holderIdOf({ tokenId: 'tok_a', tool: 'fetch' })).toBe(base);
+    expect(holderIdOf({ tokenId: 'tok_a' })).toBe(base);
+    expect(holderIdOf({ tokenId: 'tok_b', tool: 'search' })).not.toBe(base);
   });
 });
 

@@ -2,18 +2,19 @@ import fc from 'fast-check';
 import { DAY_MS, intervalOf, type UpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
 import { scheduleUpstream, upstreamStateExpiresAtMs, type UpstreamOutcome } from '../../../src/limiter/upstream/upstream-schedule';
 import type { UpstreamState } from '../../../src/limiter/upstream/upstream-state';
+import { fcNumRuns } from '../../support/fc-num-runs';
 import { UPSTREAM_VECTORS } from '../upstream-vectors';
 
 describe('scheduleUpstream: table', () => {
   test.each(UPSTREAM_VECTORS.map((v) => [v.name, v] as const))('%s', (_name, v) => {
-    const result = scheduleUpstream(v.state, v.nowMs, v.holder, v.policy);
+    const result = scheduleUpstream(v.state, v.nowMs, v.holder, v.policy, v.claimSlotAtMs ?? null);
     expect(result.outcome).toEqual(v.outcome);
     expect(result.next).toEqual(v.next);
   });
 });
 
 describe('upstreamStateExpiresAtMs: table', () => {
-  const P: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100 };
+  const P: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 60_000, dailyBudget: 0, graceMs: 1000, maxReservations: 100, maxReservationsPerHolder: 100 };
   const E = 1_700_000_000_123; // day 19 675, which ends at 1 700 006 400 000
   const idle = { cursorMs: E, cursorRem: 0, day: 19_675, count: 1, reservations: [] };
   test.each<[string, UpstreamState, UpstreamPolicy, number]>([
@@ -32,30 +33,36 @@ describe('upstreamStateExpiresAtMs: table', () => {
 
 const HOLDERS = ['h0h0h0h0h0h0h0h0', 'h1h1h1h1h1h1h1h1', 'h2h2h2h2h2h2h2h2', 'h3h3h3h3h3h3h3h3', 'h4h4h4h4h4h4h4h4', 'h5h5h5h5h5h5h5h5'];
 
-const policyArb: fc.Arbitrary<UpstreamPolicy> = fc.record({
-  limit: fc.integer({ min: 1, max: 30 }),
-  windowMs: fc.constantFrom(1000, 7000, 60_000),
-  headroomBp: fc.constantFrom(10_000, 9000, 7777, 5000),
-  maxWaitMs: fc.integer({ min: 0, max: 40_000 }),
-  dailyBudget: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 12 })),
-  graceMs: fc.integer({ min: 0, max: 3000 }),
-  maxReservations: fc.integer({ min: 1, max: 5 }),
-});
+const policyArb: fc.Arbitrary<UpstreamPolicy> = fc
+  .record({
+    limit: fc.integer({ min: 1, max: 30 }),
+    windowMs: fc.constantFrom(1000, 7000, 60_000),
+    headroomBp: fc.constantFrom(10_000, 9000, 7777, 5000),
+    maxWaitMs: fc.integer({ min: 0, max: 40_000 }),
+    dailyBudget: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 12 })),
+    graceMs: fc.integer({ min: 0, max: 3000 }),
+    maxReservations: fc.integer({ min: 1, max: 5 }),
+    perHolder: fc.integer({ min: 1, max: 5 }),
+  })
+  .map(({ perHolder, ...p }) => ({ ...p, maxReservationsPerHolder: Math.min(perHolder, p.maxReservations) }));
 
 /**
- * One call: a holder, and when. `back` returns to the holder's own slot
- * (if it has one) `latenessMs` after it, which may be early (negative) or
- * past its grace; otherwise the clock moves by `stepMs`, which may step back
- * a little (an instance whose clock is behind).
+ * One call: a holder, and when. `back` returns to one of the holder's own
+ * slots (`which` picks it, if it has any) `latenessMs` after it, which may be
+ * early (negative) or past its grace, echoing that slot when `echo`;
+ * otherwise the clock moves by `stepMs`, which may step back a little (an
+ * instance whose clock is behind), and the call echoes nothing.
  */
 const opArb = fc.record({
   holder: fc.integer({ min: 0, max: HOLDERS.length - 1 }),
   back: fc.boolean(),
+  which: fc.nat(4),
+  echo: fc.boolean(),
   latenessMs: fc.integer({ min: -500, max: 4000 }),
   stepMs: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 0, max: 3000 }) }, { weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: -2000, max: -1 }) }, { weight: 1, arbitrary: fc.integer({ min: 3001, max: 90_000 }) }),
 });
 
-type Op = { holder: number; back: boolean; latenessMs: number; stepMs: number };
+type Op = { holder: number; back: boolean; which: number; echo: boolean; latenessMs: number; stepMs: number };
 
 interface Step {
   readonly nowMs: number;
@@ -63,8 +70,11 @@ interface Step {
   readonly before: UpstreamState | null;
   readonly outcome: UpstreamOutcome;
   readonly wrote: boolean;
-  /** The holder's slot before the call, as the outcomes told it. */
-  readonly heldSlotAtMs: number | undefined;
+  readonly next: UpstreamState | null;
+  /** The slot the call echoed (one it was told), if any. */
+  readonly echoedSlotAtMs: number | undefined;
+  /** The holder's slots before the call, as the outcomes told them and not yet used. */
+  readonly heldSlotsAtMs: readonly number[];
   /** The latest clock any earlier call had: one past a slot's grace may already have expired it. */
   readonly latestEarlierMs: number;
 }
@@ -73,28 +83,46 @@ interface Step {
 function run(policy: UpstreamPolicy, startMs: number, ops: readonly Op[]): { steps: Step[]; runs: { atMs: number; slotAtMs: number }[]; final: UpstreamState | null } {
   let state: UpstreamState | null = null;
   let clockMs = startMs;
-  const told = new Map<string, number>();
+  const told = new Map<string, number[]>();
   const steps: Step[] = [];
   const runs: { atMs: number; slotAtMs: number }[] = [];
   let latestMs = Number.NEGATIVE_INFINITY;
   for (const op of ops) {
     const holder = HOLDERS[op.holder] as string;
-    const held = told.get(holder);
-    const nowMs = op.back && held !== undefined ? Math.max(0, held + op.latenessMs) : (clockMs = Math.max(0, clockMs + op.stepMs));
-    const { outcome, next } = scheduleUpstream(state, nowMs, holder, policy);
-    steps.push({ nowMs, holder, before: state, outcome, wrote: next !== null, heldSlotAtMs: held, latestEarlierMs: latestMs });
+    const held = told.get(holder) ?? [];
+    const back = op.back && held.length > 0 ? (held[op.which % held.length] as number) : undefined;
+    const nowMs = back !== undefined ? Math.max(0, back + op.latenessMs) : (clockMs = Math.max(0, clockMs + op.stepMs));
+    const echoed = back !== undefined && op.echo ? back : undefined;
+    const { outcome, next } = scheduleUpstream(state, nowMs, holder, policy, echoed ?? null);
+    steps.push({ nowMs, holder, before: state, outcome, wrote: next !== null, next, echoedSlotAtMs: echoed, heldSlotsAtMs: [...held], latestEarlierMs: latestMs });
     latestMs = Math.max(latestMs, nowMs);
+    let kept = held;
     if (outcome.status === 'run') {
-      runs.push({ atMs: nowMs, slotAtMs: outcome.claimed && held !== undefined ? held : nowMs });
-      told.delete(holder);
+      runs.push({ atMs: nowMs, slotAtMs: outcome.claimed ? outcome.slotAtMs : nowMs });
+      if (outcome.claimed) kept = held.filter((slot) => slot !== outcome.slotAtMs);
     } else if (outcome.status === 'reserved') {
-      told.set(holder, outcome.slotAtMs);
-    } else if (held !== undefined && nowMs > held + policy.graceMs) {
-      told.delete(holder);
+      if (!held.includes(outcome.slotAtMs)) kept = [...held, outcome.slotAtMs];
     }
+    // The holder's own call saw these lapse, and wrote it down (or the state had already dropped them).
+    if (next !== null || outcome.status === 'rejected') kept = kept.filter((slot) => nowMs <= slot + policy.graceMs);
+    told.set(holder, kept);
     if (next !== null) state = next;
   }
   return { steps, runs, final: state };
+}
+
+/**
+ * A call that granted nothing wrote nothing, or only the drop of the reservations
+ * that had lapsed by its clock: the same cursor and day, the claimable ones kept
+ * in order; asked again at once, it writes nothing.
+ */
+function expectOnlyLapsesWritten(step: Step, policy: UpstreamPolicy): void {
+  if (step.next === null) return;
+  const before = step.before as UpstreamState; // an empty key has nothing to lapse
+  const claimable = before.reservations.filter((r) => step.nowMs <= r.slotAtMs + policy.graceMs);
+  expect(claimable.length).toBeLessThan(before.reservations.length);
+  expect({ ...step.next, count: 0 }).toEqual({ ...before, count: 0, reservations: claimable });
+  expect(scheduleUpstream(step.next, step.nowMs, step.holder, policy, step.echoedSlotAtMs ?? null).next).toBeNull();
 }
 
 const startArb = fc.oneof(fc.integer({ min: 0, max: 4_000_000_000_000 }), fc.integer({ min: 1_700_006_400_000 - 60_000, max: 1_700_006_400_000 }));
@@ -112,48 +140,53 @@ describe('scheduleUpstream: properties', () => {
           expect({ gapMs, ok: gapMs * denominator >= numerator }).toEqual({ gapMs, ok: true });
         }
       }),
-      { numRuns: 1000 },
+      { numRuns: fcNumRuns(1000) },
     );
   });
 
-  test('a holder who returns at or after its slot and within grace runs on it, once; earlier it is told the same slot and nothing is written', () => {
+  test('a call that echoes its slot at or after it and within grace runs on exactly it, once; earlier it is told the same slot and nothing is written', () => {
     fc.assert(
       fc.property(policyArb, startArb, opsArb, (policy, startMs, ops) => {
         for (const step of run(policy, startMs, ops).steps) {
-          const slot = step.heldSlotAtMs;
+          const slot = step.echoedSlotAtMs;
           // Unless a call whose clock was already past the grace saw the reservation expire.
           if (slot === undefined || step.nowMs > slot + policy.graceMs || step.latestEarlierMs > slot + policy.graceMs) continue;
-          if (step.nowMs >= slot) expect(step.outcome).toEqual({ status: 'run', claimed: true });
-          else expect({ outcome: step.outcome, wrote: step.wrote }).toEqual({ outcome: { status: 'reserved', slotAtMs: slot, retryAfterMs: slot - step.nowMs }, wrote: false });
+          if (step.nowMs >= slot) expect(step.outcome).toEqual({ status: 'run', claimed: true, slotAtMs: slot });
+          else {
+            expect(step.outcome).toEqual({ status: 'reserved', slotAtMs: slot, retryAfterMs: slot - step.nowMs });
+            expectOnlyLapsesWritten(step, policy);
+          }
         }
       }),
-      { numRuns: 1000 },
+      { numRuns: fcNumRuns(1000) },
     );
   });
 
-  test('a caller who holds nothing never runs on a claim, and a claimed slot is never claimed again', () => {
+  test('a caller who holds nothing never runs on a claim, a claim is always one of its own slots, and a claimed slot is never claimed again', () => {
     fc.assert(
       fc.property(policyArb, startArb, opsArb, (policy, startMs, ops) => {
         for (const step of run(policy, startMs, ops).steps) {
-          if (step.outcome.status === 'run' && step.outcome.claimed) expect(step.heldSlotAtMs).toBeDefined();
+          if (step.outcome.status === 'run' && step.outcome.claimed) expect(step.heldSlotsAtMs).toContain(step.outcome.slotAtMs);
         }
       }),
-      { numRuns: 500 },
+      { numRuns: fcNumRuns(500) },
     );
   });
 
-  test('a rejection writes nothing; reservations never pass the cap; at most one per holder', () => {
+  test('a rejection writes nothing but the lapses it saw, and the same call again writes nothing; reservations never pass the cap, nor a holder\'s its own', () => {
     fc.assert(
       fc.property(policyArb, startArb, opsArb, (policy, startMs, ops) => {
         const { steps, final } = run(policy, startMs, ops);
-        for (const step of steps) if (step.outcome.status === 'rejected') expect(step.wrote).toBe(false);
+        for (const step of steps) if (step.outcome.status === 'rejected') expectOnlyLapsesWritten(step, policy);
         for (const step of [...steps.map((s) => s.before), final]) {
           const holders = step?.reservations.map((r) => r.holder) ?? [];
           expect(holders.length).toBeLessThanOrEqual(policy.maxReservations);
-          expect(new Set(holders).size).toBe(holders.length);
+          for (const holder of new Set(holders)) expect(holders.filter((h) => h === holder).length).toBeLessThanOrEqual(policy.maxReservationsPerHolder);
+          const slots = step?.reservations.map((r) => r.slotAtMs) ?? [];
+          expect(new Set(slots).size).toBe(slots.length);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: fcNumRuns(300) },
     );
   });
 
@@ -168,7 +201,7 @@ describe('scheduleUpstream: properties', () => {
         }
         for (const count of perDay.values()) expect(count).toBeLessThanOrEqual(policy.dailyBudget);
       }),
-      { numRuns: 1000 },
+      { numRuns: fcNumRuns(1000) },
     );
   });
 
@@ -177,7 +210,7 @@ describe('scheduleUpstream: properties', () => {
       fc.property(policyArb, startArb, opsArb, (policy, startMs, ops) => {
         for (const step of run(policy, startMs, ops).steps) {
           const { outcome } = step;
-          if (outcome.status !== 'rejected' || outcome.reason === 'reservations_full' || step.heldSlotAtMs !== undefined) continue;
+          if (outcome.status !== 'rejected' || outcome.reason === 'reservations_full' || outcome.reason === 'token_reservations_full' || step.heldSlotsAtMs.length > 0) continue;
           const again = (atMs: number) => scheduleUpstream(step.before, atMs, step.holder, policy).outcome;
           // The budget may come back sooner (an expired reservation gives its unit back): a bound, not exact.
           if (outcome.reason === 'max_wait') {
@@ -188,7 +221,7 @@ describe('scheduleUpstream: properties', () => {
           expect(at.status === 'rejected' && at.reason === outcome.reason).toBe(false);
         }
       }),
-      { numRuns: 500 },
+      { numRuns: fcNumRuns(500) },
     );
   });
 
@@ -200,7 +233,7 @@ describe('scheduleUpstream: properties', () => {
         const atMs = upstreamStateExpiresAtMs(final as UpstreamState, policy) + laterMs;
         expect(scheduleUpstream(final, atMs, 'newcomer-newcomer', policy).outcome).toEqual(scheduleUpstream(null, atMs, 'newcomer-newcomer', policy).outcome);
       }),
-      { numRuns: 500 },
+      { numRuns: fcNumRuns(500) },
     );
   });
 });

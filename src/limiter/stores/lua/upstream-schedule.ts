@@ -13,10 +13,12 @@ import { LUA_CEIL_MS, LUA_TTL_UNTIL } from './lua-fragments';
  * KEYS[1]  the quota key; its value is the compact state
  * ARGV     nowMs, holder, limit, windowMs, headroomBp, maxWaitMs, dailyBudget,
  *          graceMs, maxReservations, ttlMarginMs, restore (a compact state to
- *          start from when the key holds none that parses; '' for none)
+ *          start from when the key holds none that parses; '' for none),
+ *          maxReservationsPerHolder, claimSlotAtMs ('' for none)
  * Reply    {status, detail, slotAtMs, retryAfterMs, value after ('' for none)}
- *          status 0 run (detail 1 = claimed), 1 reserved, 2 rejected (detail:
- *          1 daily_budget, 2 max_wait, 3 reservations_full)
+ *          status 0 run (detail 1 = claimed, slotAtMs the claimed slot),
+ *          1 reserved, 2 rejected (detail: 1 daily_budget, 2 max_wait,
+ *          3 reservations_full, 4 token_reservations_full)
  *
  * A write's TTL is upstreamStateExpiresAtMs − nowMs + ttlMarginMs (relative
  * to the caller's clock, as every twin's is), at least 1 ms.
@@ -32,6 +34,8 @@ local dailyBudget = tonumber(ARGV[7])
 local graceMs = tonumber(ARGV[8])
 local maxReservations = tonumber(ARGV[9])
 local ttlMarginMs = tonumber(ARGV[10])
+local maxPerHolder = tonumber(ARGV[12])
+local claimSlotAtMs = tonumber(ARGV[13])
 local DAY_MS = 86400000
 local numerator = windowMs * 10000
 local denominator = limit * headroomBp
@@ -140,25 +144,46 @@ end
 
 local live = {}
 local count = s.count
-local mine = nil
+local claimed = nil
+local due = nil
+local mineCount = 0
+local oldestMine = nil
 for _, r in ipairs(s.reservations) do
   if nowMs <= r[2] + graceMs then
     live[#live + 1] = r
-    if mine == nil and r[1] == holder then
-      mine = #live
+    if r[1] == holder then
+      mineCount = mineCount + 1
+      if oldestMine == nil then
+        oldestMine = r[2]
+      end
+      if claimed == nil and r[2] == claimSlotAtMs then
+        claimed = #live
+      end
+      if due == nil and r[2] <= nowMs then
+        due = #live
+      end
     end
   elseif dayOf(r[2]) == s.day and count > 0 then
     count = count - 1
   end
 end
+local mine = claimed or due
+
+-- What a call that grants nothing writes: the lapses it saw, or nothing.
+local function lapsed()
+  if #live == #s.reservations then
+    return current()
+  end
+  return write({cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count, reservations = live})
+end
 
 if mine then
   local slotAtMs = live[mine][2]
   if nowMs < slotAtMs then
-    return {1, 0, slotAtMs, slotAtMs - nowMs, current()}
+    return {1, 0, slotAtMs, slotAtMs - nowMs, lapsed()}
   end
   table.remove(live, mine)
-  return {0, 1, nowMs, 0, write({cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count, reservations = live})}
+  return {0, 1, slotAtMs, 0, write({cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count, reservations = live})}
 end
 
 local slotAtMs = math.max(ceilMs(s.cursorMs, s.cursorRem), nowMs)
@@ -171,17 +196,20 @@ end
 local waitMs = slotAtMs - nowMs
 
 if dailyBudget > 0 and spent >= dailyBudget then
-  return {2, 1, 0, (day + 1) * DAY_MS - nowMs, current()}
+  return {2, 1, 0, (day + 1) * DAY_MS - nowMs, lapsed()}
 end
 if waitMs > maxWaitMs then
-  return {2, 2, 0, waitMs - maxWaitMs, current()}
+  return {2, 2, 0, waitMs - maxWaitMs, lapsed()}
 end
 if waitMs == 0 then
   local cm, cr = afterOneInterval(nowMs, 0)
   return {0, 0, nowMs, 0, write({cursorMs = cm, cursorRem = cr, day = day, count = spent + 1, reservations = live})}
 end
+if oldestMine and mineCount >= maxPerHolder then
+  return {2, 4, 0, math.max(1, oldestMine - nowMs), lapsed()}
+end
 if #live > 0 and #live >= maxReservations then
-  return {2, 3, 0, math.max(1, live[1][2] + graceMs + 1 - nowMs), current()}
+  return {2, 3, 0, math.max(1, live[1][2] + graceMs + 1 - nowMs), lapsed()}
 end
 local cm, cr = afterOneInterval(slotAtMs + graceMs, 0)
 live[#live + 1] = {holder, slotAtMs}
@@ -199,12 +227,13 @@ export function upstreamScheduleArgs(
   policy: UpstreamPolicy,
   ttlMarginMs = DEFAULT_UPSTREAM_TTL_MARGIN_MS,
   restore: UpstreamState | null = null,
+  claimSlotAtMs: number | null = null,
 ): string[] {
   const args = [nowMs, holder, policy.limit, policy.windowMs, policy.headroomBp, policy.maxWaitMs, policy.dailyBudget, policy.graceMs, policy.maxReservations, ttlMarginMs].map(String);
-  return [...args, restore === null ? '' : formatUpstreamState(restore)];
+  return [...args, restore === null ? '' : formatUpstreamState(restore), String(policy.maxReservationsPerHolder), claimSlotAtMs === null ? '' : String(claimSlotAtMs)];
 }
 
-const REJECTIONS: readonly UpstreamRejection[] = ['daily_budget', 'max_wait', 'reservations_full'];
+const REJECTIONS: readonly UpstreamRejection[] = ['daily_budget', 'max_wait', 'reservations_full', 'token_reservations_full'];
 
 /** The twin's reply as an outcome and the state after; a malformed reply throws a TypeError. */
 export function scheduledFromReply(reply: unknown): { outcome: UpstreamOutcome; state: UpstreamState | null } {
@@ -213,7 +242,7 @@ export function scheduledFromReply(reply: unknown): { outcome: UpstreamOutcome; 
   }
   const [status, detail, slotAtMs, retryAfterMs, value] = reply as [number, number, number, number, string];
   const state = value === '' ? null : parseUpstreamState(value);
-  if (status === 0) return { outcome: { status: 'run', claimed: detail === 1 }, state };
+  if (status === 0) return { outcome: detail === 1 ? { status: 'run', claimed: true, slotAtMs } : { status: 'run', claimed: false }, state };
   if (status === 1) return { outcome: { status: 'reserved', slotAtMs, retryAfterMs }, state };
   const reason = REJECTIONS[detail - 1];
   if (status !== 2 || reason === undefined) throw new TypeError(`unexpected reply from the upstream schedule script: ${JSON.stringify(reply)}`);
