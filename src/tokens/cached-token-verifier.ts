@@ -1,6 +1,7 @@
 import type { AuthenticatedToken, CachedVerdict, TokenRecord, TokenStore, TokenVerifier } from './token-record';
 import { toAuthenticatedToken } from './token-record-schema';
 import { hashesEqual, hashSecret, isWellFormedSecret } from './token-secret';
+import { VerdictCache } from './verdict-cache';
 
 /** The longest a cached answer may live: the issue promises revocation within 60 s on every instance. */
 export const MAX_TOKEN_CACHE_TTL_MS = 60_000;
@@ -27,51 +28,6 @@ export class TokenStoreUnavailableError extends Error {
 const INVALID: CachedVerdict = { kind: 'invalid' };
 const UNKNOWN: CachedVerdict = { kind: 'unknown' };
 
-interface Entry {
-  readonly token: AuthenticatedToken | undefined;
-  readonly expiresAtMs: number;
-}
-
-/**
- * A bounded map whose iteration order is use order (re-inserted on hit), so
- * the first key is the least recently used and is evicted first.
- */
-class LruMap {
-  private readonly map = new Map<string, Entry>();
-  constructor(private readonly max: number) {}
-
-  get size(): number {
-    return this.map.size;
-  }
-
-  get(key: string, nowMs: number): Entry | undefined {
-    const entry = this.map.get(key);
-    if (entry === undefined) return undefined;
-    this.map.delete(key);
-    if (entry.expiresAtMs <= nowMs) return undefined;
-    this.map.set(key, entry);
-    return entry;
-  }
-
-  set(key: string, entry: Entry): void {
-    this.map.delete(key);
-    while (this.map.size >= this.max) {
-      const oldest = this.map.keys().next();
-      if (oldest.done) break;
-      this.map.delete(oldest.value);
-    }
-    this.map.set(key, entry);
-  }
-
-  delete(key: string): void {
-    this.map.delete(key);
-  }
-
-  clear(): void {
-    this.map.clear();
-  }
-}
-
 /**
  * Verifies bearer secrets against a TokenStore, remembering answers for
  * `ttlMs` so a busy token costs one store read per TTL per instance.
@@ -92,8 +48,9 @@ export class CachedTokenVerifier implements TokenVerifier {
   readonly ttlMs: number;
   private readonly store: TokenStore;
   private readonly clock: () => number;
-  private readonly valid: LruMap;
-  private readonly invalid: LruMap;
+  private readonly valid: VerdictCache<AuthenticatedToken>;
+  /** Hashes found unknown or revoked. */
+  private readonly invalid: VerdictCache<true>;
   private readonly inFlight = new Map<string, Promise<AuthenticatedToken | undefined>>();
   private storeReads = 0;
 
@@ -103,14 +60,11 @@ export class CachedTokenVerifier implements TokenVerifier {
       throw new RangeError(`ttlMs must be an integer from 0 to ${MAX_TOKEN_CACHE_TTL_MS}, got ${ttlMs}`);
     }
     const maxEntries = options.maxEntries ?? 10_000;
-    if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
-      throw new RangeError(`maxEntries must be a positive integer, got ${maxEntries}`);
-    }
     this.ttlMs = ttlMs;
     this.store = options.store;
     this.clock = options.clock ?? Date.now;
-    this.valid = new LruMap(maxEntries);
-    this.invalid = new LruMap(maxEntries);
+    this.valid = new VerdictCache(maxEntries);
+    this.invalid = new VerdictCache(maxEntries);
   }
 
   /** Store reads so far (cache misses); for tests and metrics. */
@@ -126,8 +80,9 @@ export class CachedTokenVerifier implements TokenVerifier {
     if (typeof secret !== 'string' || !isWellFormedSecret(secret)) return undefined;
     const hash = hashSecret(secret);
     const nowMs = this.clock();
-    const hit = this.valid.get(hash, nowMs) ?? this.invalid.get(hash, nowMs);
-    if (hit !== undefined) return hit.token;
+    const valid = this.valid.get(hash, nowMs);
+    if (valid !== undefined) return valid;
+    if (this.invalid.get(hash, nowMs) !== undefined) return undefined;
 
     const pending = this.inFlight.get(hash);
     if (pending !== undefined) return pending;
@@ -141,7 +96,7 @@ export class CachedTokenVerifier implements TokenVerifier {
     const hash = hashSecret(secret);
     const nowMs = this.clock();
     const valid = this.valid.get(hash, nowMs);
-    if (valid?.token !== undefined) return { kind: 'valid', token: valid.token };
+    if (valid !== undefined) return { kind: 'valid', token: valid };
     return this.invalid.get(hash, nowMs) !== undefined ? INVALID : UNKNOWN;
   }
 
@@ -163,14 +118,14 @@ export class CachedTokenVerifier implements TokenVerifier {
     const token = live && record !== undefined ? toAuthenticatedToken(record) : undefined;
     // The TTL counts from before the read: the answer reflects the store no earlier than that, so a
     // revocation written at time R is seen by every lookup after R + ttlMs, however slow the read was.
-    const entry: Entry = { token, expiresAtMs: askedAtMs + this.ttlMs };
+    const expiresAtMs = askedAtMs + this.ttlMs;
     if (this.ttlMs > 0) {
       if (token !== undefined) {
         this.invalid.delete(hash);
-        this.valid.set(hash, entry);
+        this.valid.set(hash, token, expiresAtMs);
       } else {
         this.valid.delete(hash);
-        this.invalid.set(hash, entry);
+        this.invalid.set(hash, true, expiresAtMs);
       }
     }
     return token;

@@ -35,4 +35,8 @@ export class VerdictCache<V> {
   delete(key: string): void {
     this.map.delete(key);
   }
+
+  clear(): void {
+    this.map.clear();
+  }
 }
