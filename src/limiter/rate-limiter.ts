@@ -1,6 +1,6 @@
 import type { Logger } from '../shared/logger';
 import { ALGORITHMS } from './algorithms';
-import type { BackendGuard, GuardedResult } from './backend-guard';
+import type { BackendGuard, GuardedResult, LateOutcome } from './backend-guard';
 import { mostRestrictive, policyDecisions, setExpiresAtMs } from './decide-set';
 import { decisionHeadedBy, type Decision, type PolicyDecision } from './decision';
 import { assertValidKey } from './key';
@@ -136,15 +136,57 @@ export class WindowRateLimiter implements RateLimiter {
       if (!result.value.allowed && cost > 0) this.refused.remember(ledgerKey, result.value.states, policies, nowMs);
       return this.record(toDecision(result.value, policies, true));
     }
-    if (this.failurePolicy === 'fail-closed') return this.record(unavailable(policies, nowMs, result.retryAfterMs ?? this.parts.unavailableRetryAfterMs ?? 1000));
+    const { late } = result;
+    if (this.failurePolicy === 'fail-closed') {
+      if (late !== undefined && cost > 0) void late.then((outcome) => this.settleLate(ledgerKey, key, policies, cost, false, outcome));
+      return this.record(unavailable(policies, nowMs, result.retryAfterMs ?? this.parts.unavailableRetryAfterMs ?? 1000));
+    }
 
     const seen = store.lastSeen?.(key, policies);
     if (seen !== undefined) this.ledger.observe(ledgerKey, seen, policies, nowMs);
     const floor = this.ledger.floorFor(ledgerKey, policies);
     this.local.adjustSync(ledgerKey, nowMs, policies, floor.map((atLeast) => (atLeast === null ? null : { atLeast, deltaUnits: 0 })));
     const local = this.local.consumeSync(ledgerKey, nowMs, policies, cost);
-    if (local.allowed && cost > 0) this.ledger.grantLocally(ledgerKey, key, policies, cost, setExpiresAtMs(local.states, policies) ?? nowMs, nowMs);
+    if (cost > 0) {
+      if (local.allowed) this.ledger.grantLocally(ledgerKey, key, policies, cost, setExpiresAtMs(local.states, policies) ?? nowMs, nowMs, late !== undefined);
+      if (late !== undefined) void late.then((outcome) => this.settleLate(ledgerKey, key, policies, cost, local.allowed, outcome));
+    }
     return this.record(toDecision(local, policies, false, local.allowed ? 'local_fallback' : 'limit'));
+  }
+
+  /**
+   * A shared consume given up on (timed out) has ended on the store. What it
+   * did there decides what is owed: the units of a call granted here are
+   * written back only if the store did not count them itself; a call refused
+   * here (or fail-closed) that the store counted anyway is given back, so the
+   * shared count is what was admitted, once (ADR 0046).
+   */
+  private settleLate(ledgerKey: string, key: string, policies: PolicySet, cost: number, grantedLocally: boolean, outcome: LateOutcome<StoreDecision>): void {
+    const nowMs = this.parts.clock();
+    const counted = outcome.landed && outcome.value.allowed;
+    if (outcome.landed) this.ledger.observe(ledgerKey, outcome.value.states, policies, nowMs);
+    if (grantedLocally) {
+      this.ledger.settle(ledgerKey, cost, counted, nowMs);
+      if (!counted) void this.reconcile();
+      return;
+    }
+    if (!outcome.landed || !counted) return;
+    // Through the ledger, not a refund call of its own: the store may be down again by now.
+    this.ledger.oweBack(ledgerKey, key, policies, cost, setExpiresAtMs(outcome.value.states, policies) ?? nowMs, nowMs);
+    void this.reconcile();
+  }
+
+  /** A write-back that failed goes back to the ledger, unless it was given up on and landed after all. */
+  private restoreUnlessLanded(ledgerKey: string, pending: PendingReconciliation, failure: Extract<GuardedResult<void>, { ok: false }>): void {
+    if (failure.late === undefined) {
+      this.ledger.restore(ledgerKey, pending, this.parts.clock());
+      return;
+    }
+    void failure.late.then((outcome) => {
+      if (outcome.landed) return;
+      this.ledger.restore(ledgerKey, pending, this.parts.clock());
+      void this.reconcile();
+    });
   }
 
   /**
@@ -158,8 +200,9 @@ export class WindowRateLimiter implements RateLimiter {
     if (owed !== undefined) {
       const written = await guard.run(() => store.adjust(key, nowMs, owed.policies, owed.adjustments));
       if (!written.ok) {
-        this.ledger.restore(ledgerKey, owed);
-        return written;
+        this.restoreUnlessLanded(ledgerKey, owed, written);
+        // Not the write-back's late outcome: the consume that never ran has none.
+        return { ok: false, cause: written.cause, error: written.error, retryAfterMs: written.retryAfterMs };
       }
     }
     return guard.run(() => store.consume(key, nowMs, policies, cost));
@@ -175,11 +218,16 @@ export class WindowRateLimiter implements RateLimiter {
     return this.ledger.pendingUnits;
   }
 
+  /** Units granted locally whose shared call may still land on the store; written back only if it does not. */
+  get inFlightUnits(): number {
+    return this.ledger.inFlightUnits;
+  }
+
   /**
    * Writes locally granted units into the shared states, once at a time.
    * Resolves when done; a write that fails is kept for the next success.
-   * A write that timed out but landed anyway is counted twice when retried:
-   * over-counting errs towards the published limit.
+   * A write that timed out is retried only once it is known not to have
+   * landed, so a late commit is not counted twice (ADR 0046).
    */
   reconcile(): Promise<void> {
     this.reconciling ??= this.writeBack().finally(() => {
@@ -201,7 +249,7 @@ export class WindowRateLimiter implements RateLimiter {
             written++;
             units += item.adjustments[0]?.deltaUnits ?? 0;
           } else {
-            this.ledger.restore(`${setIdOf(item.policies)}|${item.key}`, item);
+            this.restoreUnlessLanded(`${setIdOf(item.policies)}|${item.key}`, item, result);
           }
         }),
       );
