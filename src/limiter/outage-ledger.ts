@@ -172,23 +172,19 @@ export class OutageLedger {
   }
 
   /**
-   * This key's own reconciliation, if it has one still worth writing; its
-   * units leave the ledger. Units still in flight stay, with the floor they
-   * were granted on.
+   * This key's own reconciliation, if it has one still worth writing; it
+   * leaves the ledger. None while units of the key are in flight.
    */
   take(ledgerKey: string, nowMs: number): PendingReconciliation | undefined {
     const entry = this.granted.get(ledgerKey);
     if (entry === undefined) return undefined;
     const live = entry.expiresAtMs > nowMs;
-    const pending = (entry.units > 0 || entry.owedBack > 0 || entry.floorRaised) && live ? toPending(entry) : undefined;
-    if (live && entry.inFlight > 0) {
-      entry.units = 0;
-      entry.owedBack = 0;
-      entry.floorRaised = false;
-    } else {
-      this.granted.delete(ledgerKey);
-    }
-    return pending;
+    // Not while a call of the key may still land: on a store that restarted empty it would land on
+    // nothing, and a write-back that got there first would merge its floor over it (lost). Once
+    // they have settled, the floor carries those that landed, so the one write-back is exact.
+    if (live && entry.inFlight > 0) return undefined;
+    this.granted.delete(ledgerKey);
+    return (entry.units > 0 || entry.owedBack > 0 || entry.floorRaised) && live ? toPending(entry) : undefined;
   }
 
   /** Puts back a reconciliation that failed to write, merged with anything granted (or landed) since. */

@@ -6,6 +6,8 @@ import { decisionHeadedBy, type Decision, type PolicyDecision } from './decision
 import { assertValidKey } from './key';
 import type { LimiterEvents } from './limiter-events';
 import type { BackendName, LimitStore, StoreDecision } from './limit-store';
+import { LandingTracker } from './landing-tracker';
+import { MIN_OUTAGE_RETRY_AFTER_MS } from './outage-guard';
 import { OutageLedger, type PendingReconciliation } from './outage-ledger';
 import { policySetOf, requiredPolicySet, setIdOf, type PolicyChoice } from './policy-choice';
 import { algorithmOf, assertValidCost, type PolicySet, type RateLimitPolicy } from './policy';
@@ -88,6 +90,8 @@ export class WindowRateLimiter implements RateLimiter {
   private readonly syncStore: MemoryWindowStore | undefined;
   private readonly refused: RefusalCache;
   private readonly ledger = new OutageLedger();
+  /** Per ledger key, calls given up on that may still land (consumes and write-backs). */
+  private readonly landing = new LandingTracker();
   private reconciling: Promise<void> | undefined;
 
   constructor(private readonly parts: LimiterParts) {
@@ -149,7 +153,7 @@ export class WindowRateLimiter implements RateLimiter {
     const local = this.local.consumeSync(ledgerKey, nowMs, policies, cost);
     if (cost > 0) {
       if (local.allowed) this.ledger.grantLocally(ledgerKey, key, policies, cost, setExpiresAtMs(local.states, policies) ?? nowMs, nowMs, late !== undefined);
-      if (late !== undefined) void late.then((outcome) => this.settleLate(ledgerKey, key, policies, cost, local.allowed, outcome));
+      if (late !== undefined) this.landing.track(ledgerKey, late.then((outcome) => this.settleLate(ledgerKey, key, policies, cost, local.allowed, outcome)));
     }
     return this.record(toDecision(local, policies, false, local.allowed ? 'local_fallback' : 'limit'));
   }
@@ -182,11 +186,14 @@ export class WindowRateLimiter implements RateLimiter {
       this.ledger.restore(ledgerKey, pending, this.parts.clock());
       return;
     }
-    void failure.late.then((outcome) => {
-      if (outcome.landed) return;
-      this.ledger.restore(ledgerKey, pending, this.parts.clock());
-      void this.reconcile();
-    });
+    this.landing.track(
+      ledgerKey,
+      failure.late.then((outcome) => {
+        if (outcome.landed) return;
+        this.ledger.restore(ledgerKey, pending, this.parts.clock());
+        void this.reconcile();
+      }),
+    );
   }
 
   /**
@@ -196,6 +203,10 @@ export class WindowRateLimiter implements RateLimiter {
    */
   private async consumeShared(key: string, ledgerKey: string, nowMs: number, policies: PolicySet, cost: number): Promise<GuardedResult<StoreDecision>> {
     const { guard, store } = this.parts;
+    if (this.landing.size > 0 && this.landing.inFlight(ledgerKey)) {
+      // Not sent, so it cannot overtake them: answered from the local window, which counts them.
+      return { ok: false, cause: 'outage', retryAfterMs: MIN_OUTAGE_RETRY_AFTER_MS };
+    }
     const owed = this.ledger.take(ledgerKey, nowMs);
     if (owed !== undefined) {
       const written = await guard.run(() => store.adjust(key, nowMs, owed.policies, owed.adjustments));

@@ -119,7 +119,11 @@ describe('RTDB: counts stay true after a hiccup', () => {
     expect(outcome).toMatchObject({ admitted: COUNT_LIMIT, refusedWithRemaining: 0 });
   });
 
-  // Not yet held: frozen, then restarted empty, RTDB admits 11-12 for 10 (ADR 0046, "Consequences").
+  test.each(algorithms)('%s: frozen, then restarted empty: admitted exactly its figure', async (algorithm) => {
+    const limiter = await limiterOn(algorithm);
+    const outcome = await countThroughHiccup({ limiter, key: freshKey(), hiccupMs: 1_500, hiccup: () => server.suspend(), mend: () => server.restart() });
+    expect(outcome).toMatchObject({ admitted: COUNT_LIMIT, refusedWithRemaining: 0 });
+  });
 });
 
 /** bench/delay-proxy.ts's relay with a delay that can change while connected. */
