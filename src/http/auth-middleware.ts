@@ -9,7 +9,7 @@ import type { AuthenticatedToken, TokenVerifier } from '../tokens/token-record';
 import { isWellFormedSecret } from '../tokens/token-secret';
 import type { AuthFailureReason, AuthRefusalReason } from './auth-refusal';
 import { spentBudgetRefusal, writeBudgetRefusal } from './budget-refusal';
-import { setToken } from './request-locals';
+import { setToken, waitBudgetOf } from './request-locals';
 import { addressLimitKeyPart, clientAddress } from './client-address';
 import { jsonRpcError, JsonRpcCode, requestIdOf, sendJsonRpcError } from './json-rpc-error';
 import { secondsUntil } from './rate-limit-headers';
@@ -101,7 +101,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
       const cached = wellFormed ? verifier.peek(credential) : undefined;
 
       if (cached?.kind === 'valid') {
-        const budget = await failures.consume(key, { cost: 0, policy });
+        const budget = await failures.consume(key, { cost: 0, policy, budget: waitBudgetOf(res) });
         if (isSpent(budget)) {
           count('auth_failures');
           refuseTooManyFailures(res, id, spentBudgetRefusal(budget, clock()), clock());
@@ -129,7 +129,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
       }
 
       if (cached?.kind === 'invalid') {
-        const budget = await failures.consume(key, { cost: 0, policy });
+        const budget = await failures.consume(key, { cost: 0, policy, budget: waitBudgetOf(res) });
         count('repeated_invalid_token');
         if (isSpent(budget)) {
           refuseTooManyFailures(res, id, spentBudgetRefusal(budget, clock()), clock());
@@ -139,7 +139,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
         return;
       }
 
-      const reservation = await failures.consume(key, { cost: 1, policy });
+      const reservation = await failures.consume(key, { cost: 1, policy, budget: waitBudgetOf(res) });
       if (!reservation.allowed) {
         if (reservation.reason === 'backend_unavailable') {
           count('store_unavailable');

@@ -1,3 +1,5 @@
+import type { WaitBudget } from './wait-budget';
+
 /**
  * Why a shared-backend call was not used. `outage`: not sent at all, because
  * the backend is in an outage and this call was not the probe.
@@ -34,7 +36,12 @@ export type GuardedResult<T> =
  * rate, logging once per outage) plugs in here without touching callers.
  */
 export interface BackendGuard {
-  run<T>(call: () => Promise<T>): Promise<GuardedResult<T>>;
+  /**
+   * `budget`: the request's wait budget; the call gets min(the guard's
+   * deadline, what is left), and none at all when nothing is left. Default:
+   * the guard's deadline alone.
+   */
+  run<T>(call: () => Promise<T>, budget?: WaitBudget): Promise<GuardedResult<T>>;
 }
 
 const LATE = Symbol('firelimit.lateOutcome');

@@ -13,12 +13,15 @@ import { policySetOf, requiredPolicySet, setIdOf, type PolicyChoice } from './po
 import { algorithmOf, assertValidCost, type PolicySet, type RateLimitPolicy } from './policy';
 import { RefusalCache } from './refusal-cache';
 import { MemoryWindowStore } from './stores/memory-store';
+import type { WaitBudget } from './wait-budget';
 
 export type FailurePolicy = 'fail-open' | 'fail-closed';
 
 export interface ConsumeOptions extends PolicyChoice {
   /** Units this call spends. Default 1; 0 reads every policy without spending. */
   readonly cost?: number;
+  /** The request's wait budget for its shared stores (WaitBudget); default none: each call gets the guard's deadline. */
+  readonly budget?: WaitBudget;
 }
 
 export interface RateLimiter {
@@ -119,13 +122,13 @@ export class WindowRateLimiter implements RateLimiter {
       const nowMs = this.parts.clock();
       const { syncStore } = this;
       if (syncStore !== undefined && syncStore.consume === memoryConsume) return Promise.resolve(this.record(toDecision(syncStore.consumeSync(key, nowMs, policies, cost), policies, false)));
-      return this.consumeFrom(key, nowMs, policies, cost);
+      return this.consumeFrom(key, nowMs, policies, cost, options.budget);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  private async consumeFrom(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<Decision> {
+  private async consumeFrom(key: string, nowMs: number, policies: PolicySet, cost: number, budget: WaitBudget | undefined): Promise<Decision> {
     const { store } = this.parts;
     if (!store.shared) return this.record(toDecision(await store.consume(key, nowMs, policies, cost), policies, false));
 
@@ -133,7 +136,7 @@ export class WindowRateLimiter implements RateLimiter {
     const cached = this.refused.refusal(ledgerKey, nowMs, policies, cost);
     if (cached !== undefined) return this.record(toDecision(cached, policies, true));
 
-    const result = await this.consumeShared(key, ledgerKey, nowMs, policies, cost);
+    const result = await this.consumeShared(key, ledgerKey, nowMs, policies, cost, budget);
     if (result.ok) {
       this.ledger.observe(ledgerKey, result.value.states, policies, nowMs);
       if (this.ledger.hasPending) void this.reconcile();
@@ -201,7 +204,7 @@ export class WindowRateLimiter implements RateLimiter {
    * back, then asks: otherwise its first call after the outage would be
    * judged against states that do not yet know them.
    */
-  private async consumeShared(key: string, ledgerKey: string, nowMs: number, policies: PolicySet, cost: number): Promise<GuardedResult<StoreDecision>> {
+  private async consumeShared(key: string, ledgerKey: string, nowMs: number, policies: PolicySet, cost: number, budget: WaitBudget | undefined): Promise<GuardedResult<StoreDecision>> {
     const { guard, store } = this.parts;
     if (this.landing.size > 0 && this.landing.inFlight(ledgerKey)) {
       // Not sent, so it cannot overtake them: answered from the local window, which counts them.
@@ -209,14 +212,14 @@ export class WindowRateLimiter implements RateLimiter {
     }
     const owed = this.ledger.take(ledgerKey, nowMs);
     if (owed !== undefined) {
-      const written = await guard.run(() => store.adjust(key, nowMs, owed.policies, owed.adjustments));
+      const written = await guard.run(() => store.adjust(key, nowMs, owed.policies, owed.adjustments), budget);
       if (!written.ok) {
         this.restoreUnlessLanded(ledgerKey, owed, written);
         // Not the write-back's late outcome: the consume that never ran has none.
         return { ok: false, cause: written.cause, error: written.error, retryAfterMs: written.retryAfterMs };
       }
     }
-    return guard.run(() => store.consume(key, nowMs, policies, cost));
+    return guard.run(() => store.consume(key, nowMs, policies, cost), budget);
   }
 
   /** Keys the refusal cache holds now; for tests and metrics. */
@@ -302,7 +305,7 @@ export class WindowRateLimiter implements RateLimiter {
       this.ledger.grantLocally(ledgerKey, key, policies, -cost, nowMs, nowMs);
       return;
     }
-    await this.parts.guard.run(() => store.adjust(key, nowMs, policies, refunds));
+    await this.parts.guard.run(() => store.adjust(key, nowMs, policies, refunds), options.budget);
   }
 
   /** Every return of consume passes here, synchronously: metrics cost no extra promise. */

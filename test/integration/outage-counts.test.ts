@@ -1,6 +1,7 @@
 import { getDatabase } from 'firebase-admin/database';
 import type { App } from 'firebase-admin/app';
 import type { DelayProxy } from '../../bench/delay-proxy';
+import { startSwitchableProxy } from '../support/switchable-delay-proxy';
 import { ALGORITHM_NAMES } from '../../src/limiter/algorithms';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { RateLimiter } from '../../src/limiter/rate-limiter';
@@ -125,43 +126,3 @@ describe('RTDB: counts stay true after a hiccup', () => {
     expect(outcome).toMatchObject({ admitted: COUNT_LIMIT, refusedWithRemaining: 0 });
   });
 });
-
-/** bench/delay-proxy.ts's relay with a delay that can change while connected. */
-async function startSwitchableProxy(targetPort: number, slow: { delayMs: number }): Promise<DelayProxy> {
-  const net = await import('node:net');
-  const sockets = new Set<import('node:net').Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      socket.setNoDelay(true);
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    // One queue per direction, each chunk held until its time: order is kept when the delay changes.
-    const relay = (from: import('node:net').Socket, to: import('node:net').Socket) => {
-      let lastAtMs = 0;
-      from.on('data', (chunk) => {
-        const atMs = Math.max(performance.now() + slow.delayMs, lastAtMs);
-        lastAtMs = atMs;
-        setTimeout(() => to.destroyed || to.write(chunk), atMs - performance.now());
-      });
-    };
-    relay(client, upstream);
-    relay(upstream, client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as import('node:net').AddressInfo;
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
