@@ -1,19 +1,21 @@
 import type { Logger } from '../shared/logger';
-import { ALGORITHMS } from './algorithms';
 import type { BackendGuard, GuardedResult, LateOutcome } from './backend-guard';
-import { mostRestrictive, policyDecisions, setExpiresAtMs } from './decide-set';
-import { decisionHeadedBy, type Decision, type PolicyDecision } from './decision';
+import { setExpiresAtMs } from './decide-set';
+import type { Decision } from './decision';
 import { assertValidKey } from './key';
 import type { LimiterEvents } from './limiter-events';
 import type { BackendName, LimitStore, StoreDecision } from './limit-store';
 import { LandingTracker } from './landing-tracker';
+import { toDecision, unavailable } from './limiter-decisions';
 import { MIN_OUTAGE_RETRY_AFTER_MS } from './outage-guard';
 import { OutageLedger, type PendingReconciliation } from './outage-ledger';
 import { policySetOf, requiredPolicySet, setIdOf, type PolicyChoice } from './policy-choice';
-import { algorithmOf, assertValidCost, type PolicySet, type RateLimitPolicy } from './policy';
+import { assertValidCost, type PolicySet, type RateLimitPolicy } from './policy';
 import { RefusalCache } from './refusal-cache';
 import { MemoryWindowStore } from './stores/memory-store';
 import type { WaitBudget } from './wait-budget';
+
+export { toDecision } from './limiter-decisions';
 
 export type FailurePolicy = 'fail-open' | 'fail-closed';
 
@@ -326,28 +328,4 @@ export class WindowRateLimiter implements RateLimiter {
     this.refused.clear();
     this.ledger.clear();
   }
-}
-
-/** A store's answer as the limiter's Decision: the binding policy's figures on top, every policy below. */
-export function toDecision(
-  result: Pick<StoreDecision, 'allowed' | 'decisions'>,
-  policies: PolicySet,
-  shared: boolean,
-  reason: Decision['reason'] = result.allowed ? 'within_limit' : 'limit',
-): Decision {
-  const named = policyDecisions(result.decisions, policies);
-  const top = named.length === 1 ? (named[0] as PolicyDecision) : mostRestrictive(named);
-  return decisionHeadedBy(top, result.allowed, shared, reason, named);
-}
-
-/** Fail-closed: refused by every policy until the backend is worth asking again. Not a rate-limit hit. */
-function unavailable(policies: PolicySet, nowMs: number, retryAfterMs: number): Decision {
-  const decisions = policies.map((policy) => ({
-    allowed: false,
-    limit: ALGORITHMS[algorithmOf(policy)].maxCost(policy),
-    remaining: 0,
-    resetAtMs: nowMs + retryAfterMs,
-    retryAfterMs,
-  }));
-  return toDecision({ allowed: false, decisions }, policies, false, 'backend_unavailable');
 }
