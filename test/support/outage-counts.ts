@@ -59,6 +59,13 @@ export async function countThroughHiccup(s: CountScenario): Promise<CountOutcome
     lastRemaining = d.remaining;
     return d;
   };
+  // Another key first, until shared: a first call that met a cold script cache or a loaded machine past the
+  // deadline opens an outage of its own, which is not the hiccup under test.
+  const warmUntil = performance.now() + 10_000;
+  while (!(await s.limiter.consume(`${s.key}_warm`, { cost: 0 })).shared) {
+    if (performance.now() > warmUntil) throw new Error('the store gave no shared answer within 10 s before the hiccup');
+    await sleep(100);
+  }
   for (let i = 0; i < 2; i++) {
     if (!(await one()).shared) throw new Error('a call before the hiccup was not shared');
   }
