@@ -22,6 +22,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'redis', file: 'redis-bench', exportName: 'runRedisBench' },
   { name: 'http', file: 'http-bench', exportName: 'runHttpBench' },
   { name: 'outage', file: 'outage-bench', exportName: 'runOutageBench' },
+  { name: 'outage-request', file: 'outage-request-bench', exportName: 'runOutageRequestBench' },
   { name: 'admission', file: 'admission-bench', exportName: 'runAdmissionBench' },
   { name: 'attack', file: 'attack-bench', exportName: 'runAttackBench' },
   { name: 'algorithms', file: 'algorithms-bench', exportName: 'runAlgorithmsBench' },

@@ -77,7 +77,8 @@ ${where}
 instance answers.</p>
 <h3>When the shared store is unavailable</h3>
 <p>If the store has not answered within ${figure('timeout-ms', f.timeoutMs)} ms, or fails, the instance does not make
-you wait longer than that.</p>
+you wait longer than that, in all for one request: the sign-in check and every limit the request meets share
+that time.</p>
 ${outage}
 </section>`;
 }

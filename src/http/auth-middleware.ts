@@ -10,7 +10,7 @@ import { isWellFormedSecret } from '../tokens/token-secret';
 import type { AuthFailureReason, AuthRefusalReason } from './auth-refusal';
 import { spentBudgetRefusal, writeBudgetRefusal } from './budget-refusal';
 import { eraOfHeaders, refusalCode } from './refusal-code';
-import { setToken } from './request-locals';
+import { setToken, waitBudgetOf } from './request-locals';
 import { SignInBudget, type SignInAttempt, type SignInVerdict } from './sign-in-budget';
 import { addressLimitKeyPart, clientAddress } from './client-address';
 import { jsonRpcError, JsonRpcCode, requestIdOf, sendJsonRpcError } from './json-rpc-error';
@@ -138,7 +138,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
       const cached = wellFormed ? verifier.peek(credential) : undefined;
 
       if (cached?.kind === 'valid') {
-        const budget = await signIn.read(key);
+        const budget = await signIn.read(key, waitBudgetOf(res));
         if (budget.spent) {
           count('auth_failures');
           refuseTooManyFailures(res, id, spentBudgetRefusal(budget.decision, clock()), clock());
@@ -167,7 +167,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
       }
 
       if (cached?.kind === 'invalid') {
-        const budget = await signIn.read(key);
+        const budget = await signIn.read(key, waitBudgetOf(res));
         count('repeated_invalid_token');
         if (budget.spent) {
           refuseTooManyFailures(res, id, spentBudgetRefusal(budget.decision, clock()), clock());
@@ -179,7 +179,7 @@ export function createAuthMiddleware(options: AuthMiddlewareOptions): RequestHan
 
       let attempt: SignInAttempt<AuthenticatedToken>;
       try {
-        attempt = await signIn.attempt(key, credential ?? MALFORMED_HEADER, () => verifyCredential(verifier, credential, isWellFormed));
+        attempt = await signIn.attempt(key, credential ?? MALFORMED_HEADER, () => verifyCredential(verifier, credential, isWellFormed), waitBudgetOf(res));
       } catch (error) {
         count('store_unavailable');
         if (storeFailingSince === undefined) {

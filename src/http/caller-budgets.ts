@@ -4,7 +4,7 @@ import type { RateLimiter } from '../limiter/rate-limiter';
 import { callerScopes } from '../policies/caller-scopes';
 import type { OverrideIndex } from '../policies/limit-override';
 import type { Charge, ResolverConfig } from '../policies/resolve-charges';
-import { chargedDecisionsOf, tokenOf } from './request-locals';
+import { chargedDecisionsOf, tokenOf, waitBudgetOf } from './request-locals';
 
 /** One scope that holds the caller, and what is left in it. */
 export interface ScopeBudget {
@@ -37,7 +37,7 @@ export function createBudgetReader(options: BudgetReaderOptions): (res: Response
     return Promise.all(
       scopes.map(async (scope) => ({
         scope,
-        decision: charged.get(scope.key) ?? (await options.limiter.consume(scope.key, { policies: scope.policies, cost: 0 })),
+        decision: charged.get(scope.key) ?? (await options.limiter.consume(scope.key, { policies: scope.policies, cost: 0, budget: waitBudgetOf(res) })),
       })),
     );
   };

@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { combineDecisions } from '../limiter/combine-decisions';
 import type { Decision } from '../limiter/decision';
 import type { RateLimiter } from '../limiter/rate-limiter';
+import type { WaitBudget } from '../limiter/wait-budget';
 import type { ChargeEvents } from '../policies/charge-events';
 import type { Charge, ChargePlan } from '../policies/resolve-charges';
 import type { Logger } from '../shared/logger';
@@ -10,7 +11,7 @@ import { requestIdOf } from './json-rpc-error';
 import { setRateLimitHeaders } from './rate-limit-headers';
 import type { RefusalWriter } from './rate-limit-middleware';
 import { writeJsonRefusal } from './refusal-body';
-import { setChargedDecisions, setChargePlan, setDecision } from './request-locals';
+import { setChargedDecisions, setChargePlan, setDecision, waitBudgetOf } from './request-locals';
 
 export interface ChargeMiddlewareOptions {
   readonly limiter: RateLimiter;
@@ -53,7 +54,7 @@ export function createChargeMiddleware(options: ChargeMiddlewareOptions): Reques
         return;
       }
     }
-    chargeAll(options, plan)
+    chargeAll(options, plan, waitBudgetOf(res))
       .then(({ decision, byKey }) => {
         setChargedDecisions(res, byKey);
         setDecision(res, decision);
@@ -65,9 +66,9 @@ export function createChargeMiddleware(options: ChargeMiddlewareOptions): Reques
   };
 }
 
-async function chargeAll(options: ChargeMiddlewareOptions, plan: ChargePlan): Promise<{ decision: Decision; byKey: Map<string, Decision> }> {
+async function chargeAll(options: ChargeMiddlewareOptions, plan: ChargePlan, budget: WaitBudget | undefined): Promise<{ decision: Decision; byKey: Map<string, Decision> }> {
   const { limiter } = options;
-  const decisions = await Promise.all(plan.charges.map((item) => limiter.consume(item.key, { policies: item.policies, cost: item.cost })));
+  const decisions = await Promise.all(plan.charges.map((item) => limiter.consume(item.key, { policies: item.policies, cost: item.cost, budget })));
   const enforced: Decision[] = [];
   let allowed = true;
   plan.charges.forEach((item, i) => {
@@ -92,6 +93,7 @@ async function chargeAll(options: ChargeMiddlewareOptions, plan: ChargePlan): Pr
 
 async function refundIfSpent(limiter: RateLimiter, item: Charge, decision: Decision): Promise<void> {
   if (!decision.allowed) return;
+  // Not bounded by the request's wait budget: a refund dropped for lack of it would charge a refused request.
   await limiter.refund(item.key, decision, { policies: item.policies, cost: item.cost });
 }
 

@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { Decision } from '../limiter/decision';
+import { WaitBudget } from '../limiter/wait-budget';
 import type { ChargePlan } from '../policies/resolve-charges';
 import type { AuthenticatedToken } from '../tokens/token-record';
 
@@ -15,6 +16,7 @@ interface Locals {
   mcpEra?: McpEra;
   chargePlan?: ChargePlan;
   chargedDecisions?: ReadonlyMap<string, Decision>;
+  waitBudget?: WaitBudget;
 }
 
 /** Which MCP protocol era a request speaks: 2026-07-28 (a per-request `_meta` envelope) or 2025 (initialize handshake). */
@@ -64,4 +66,14 @@ export function chargedDecisionsOf(res: Response): ReadonlyMap<string, Decision>
 
 export function setChargedDecisions(res: Response, decisions: ReadonlyMap<string, Decision>): void {
   (res.locals as Locals).chargedDecisions = decisions;
+}
+
+/** The request's wait budget for its shared stores (ADR 0047); undefined where none was started. */
+export function waitBudgetOf(res: Response): WaitBudget | undefined {
+  return (res.locals as Locals).waitBudget;
+}
+
+/** Starts the request's wait budget: RATE_LIMIT_TIMEOUT_MS for every shared-store call of the request together. */
+export function startWaitBudget(res: Response, totalMs: number): void {
+  (res.locals as Locals).waitBudget = new WaitBudget(totalMs);
 }

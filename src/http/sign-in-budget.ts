@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Decision } from '../limiter/decision';
 import type { RateLimitPolicy } from '../limiter/policy';
 import type { RateLimiter } from '../limiter/rate-limiter';
+import type { WaitBudget } from '../limiter/wait-budget';
 
 /** What a credential turned out to be: a caller (`value`), or a failed sign-in. A verifier that cannot answer throws. */
 export type SignInVerdict<T> = { readonly kind: 'valid'; readonly value: T } | { readonly kind: 'invalid' };
@@ -133,35 +134,37 @@ export class SignInBudget {
    * too (units held by sign-ins on other instances are not failures). A
    * fail-closed outage is never "spent" (it would lock everyone out).
    */
-  async read(key: string): Promise<SignInBudgetRead> {
-    const decision = await this.limiter.consume(key, { cost: 0, policy: this.policy });
+  async read(key: string, budget?: WaitBudget): Promise<SignInBudgetRead> {
+    const decision = await this.limiter.consume(key, { cost: 0, policy: this.policy, budget });
     if (decision.remaining > 0 || decision.reason === 'backend_unavailable') return { spent: false, decision };
     if ((this.addresses.get(key)?.held ?? 0) > 0) return { spent: false, decision };
-    return { spent: await this.failuresSpent(key), decision };
+    return { spent: await this.failuresSpent(key, budget), decision };
   }
 
   /**
    * Verifies `credential` under the address's budget (see the class). `verify`
    * runs at most once per concurrent (address, credential); if it throws (the
    * verifier could not answer), the reservation is given back and the error
-   * reaches every caller sharing it.
+   * reaches every caller sharing it. `budget` bounds the store waits of the
+   * request that starts the attempt (ADR 0047); the unit given back or the
+   * failure counted after the verdict is not bounded, so no count is lost.
    */
-  attempt<T>(key: string, credential: string, verify: () => Promise<SignInVerdict<T>>): Promise<SignInAttempt<T>> {
+  attempt<T>(key: string, credential: string, verify: () => Promise<SignInVerdict<T>>, budget?: WaitBudget): Promise<SignInAttempt<T>> {
     const flightKey = `${key}\n${createHash('sha256').update(credential).digest('hex')}`;
     const pending = this.inFlight.get(flightKey);
     if (pending !== undefined) return pending as Promise<SignInAttempt<T>>;
-    const started = this.reserveAndVerify(key, verify).finally(() => this.inFlight.delete(flightKey));
+    const started = this.reserveAndVerify(key, verify, budget).finally(() => this.inFlight.delete(flightKey));
     this.inFlight.set(flightKey, started);
     return started;
   }
 
-  private async reserveAndVerify<T>(key: string, verify: () => Promise<SignInVerdict<T>>): Promise<SignInAttempt<T>> {
+  private async reserveAndVerify<T>(key: string, verify: () => Promise<SignInVerdict<T>>, budget: WaitBudget | undefined): Promise<SignInAttempt<T>> {
     const state = this.enter(key);
     try {
       let reservation: Decision;
       let waitedMs = 0;
       for (;;) {
-        reservation = await this.limiter.consume(key, { cost: 1, policy: this.policy });
+        reservation = await this.limiter.consume(key, { cost: 1, policy: this.policy, budget });
         if (reservation.allowed) break;
         if (reservation.reason === 'backend_unavailable') return { kind: 'unavailable', decision: reservation };
         if (state.held > 0) {
@@ -170,7 +173,7 @@ export class SignInBudget {
           continue;
         }
         // Nothing of this address in flight here: its failures, or reservations other instances hold.
-        if (await this.failuresSpent(key)) return { kind: 'refused', decision: reservation };
+        if (await this.failuresSpent(key, budget)) return { kind: 'refused', decision: reservation };
         if (waitedMs >= this.maxWaitMs) return { kind: 'busy', retryAfterMs: Math.max(1_000, this.pollMs) };
         this.onWait?.();
         waitedMs += this.pollMs;
@@ -216,14 +219,14 @@ export class SignInBudget {
   }
 
   /** True when the address's failures used up its budget (remembered until the window ends, so a flood costs one read). */
-  private async failuresSpent(key: string): Promise<boolean> {
+  private async failuresSpent(key: string, budget: WaitBudget | undefined): Promise<boolean> {
     const nowMs = this.clock();
     const untilMs = this.spentUntilMs.get(key);
     if (untilMs !== undefined) {
       if (nowMs < untilMs) return true;
       this.spentUntilMs.delete(key);
     }
-    const failures = await this.limiter.consume(this.failuresKeyOf(key), { cost: 0, policy: this.policy });
+    const failures = await this.limiter.consume(this.failuresKeyOf(key), { cost: 0, policy: this.policy, budget });
     if (failures.reason === 'backend_unavailable' || failures.remaining > 0) return false;
     this.rememberSpent(key, failures);
     return true;

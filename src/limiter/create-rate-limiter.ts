@@ -1,5 +1,6 @@
 import { silentLogger, type Logger } from '../shared/logger';
 import type { LimiterEvents } from './limiter-events';
+import type { BackendGuard } from './backend-guard';
 import type { LimitStore } from './limit-store';
 import { OutageGuard } from './outage-guard';
 import type { PolicySet, RateLimitPolicy } from './policy';
@@ -25,6 +26,14 @@ export interface RateLimiterOptions {
   readonly probeIntervalMs?: number;
   /** Decision, backend-latency and outage events (metrics implement them); default none. */
   readonly events?: LimiterEvents;
+  /**
+   * The outage guard, shared by every limiter on the same backend, so one
+   * outage is one line each way and one metric, and a limiter that comes
+   * second on a request does not wait for what the first found down. Its own
+   * deadline and probe interval then apply (`timeoutMs`, `probeIntervalMs`
+   * are not used). Default: an OutageGuard of this limiter's own.
+   */
+  readonly guard?: BackendGuard;
 }
 
 export const DEFAULT_TIMEOUT_MS = 1500;
@@ -39,14 +48,16 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
   const policies = requiredPolicySet(options, 'createRateLimiter');
   const logger = options.logger ?? silentLogger;
   const store = options.store ?? new MemoryWindowStore();
-  const guard = new OutageGuard({
-    backend: store.backend,
-    limiter: policies[0].name,
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    probeIntervalMs: options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS,
-    logger,
-    metrics: options.events,
-  });
+  const guard =
+    options.guard ??
+    new OutageGuard({
+      backend: store.backend,
+      limiter: policies[0].name,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      probeIntervalMs: options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS,
+      logger,
+      metrics: options.events,
+    });
   return new WindowRateLimiter({
     store,
     guard,

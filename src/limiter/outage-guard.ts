@@ -4,6 +4,7 @@ import type { LimiterEvents } from './limiter-events';
 import { describeError } from '../shared/describe-error';
 import { withDeadline, type BackendGuard, type BackendFailureCause, type GuardedResult } from './backend-guard';
 import type { BackendName } from './limit-store';
+import type { WaitBudget } from './wait-budget';
 
 export interface OutageGuardOptions {
   readonly backend: BackendName;
@@ -76,31 +77,37 @@ export class OutageGuard implements BackendGuard {
     return this.outages;
   }
 
-  run<T>(call: () => Promise<T>): Promise<GuardedResult<T>> {
-    if (this.sinceMs === undefined) return this.attempt(call, this.generation);
+  run<T>(call: () => Promise<T>, budget?: WaitBudget): Promise<GuardedResult<T>> {
+    const timeoutMs = budget === undefined ? this.options.timeoutMs : Math.min(this.options.timeoutMs, budget.leftMs());
+    // The request has waited its whole budget on other calls: this one is not sent, and says nothing about the backend.
+    if (timeoutMs <= 0) return Promise.resolve({ ok: false, cause: 'timeout' });
+    const timedCall = budget === undefined ? call : () => budget.around(call);
+    if (this.sinceMs === undefined) return this.attempt(timedCall, this.generation, timeoutMs);
     const nowMs = this.clock();
     if (this.probeInFlight || nowMs < this.nextProbeAtMs) {
       // Not a promise chain of its own: the refusal must cost next to nothing.
       return Promise.resolve({ ok: false, cause: 'outage', retryAfterMs: this.retryAfterMs(nowMs) });
     }
-    return this.probe(call, nowMs);
+    return this.probe(timedCall, nowMs, timeoutMs);
   }
 
-  private async attempt<T>(call: () => Promise<T>, generation: number): Promise<GuardedResult<T>> {
-    const result = await this.timed(call);
+  private async attempt<T>(call: () => Promise<T>, generation: number, timeoutMs: number): Promise<GuardedResult<T>> {
+    const result = await this.timed(call, timeoutMs);
     if (result.ok) return result;
     const nowMs = this.clock();
-    if (this.sinceMs === undefined && generation === this.generation) this.open(result.cause, result.error, nowMs);
+    // A call cut short by its request's budget that ran out proves nothing: only a full deadline opens an outage.
+    const proves = result.cause !== 'timeout' || timeoutMs >= this.options.timeoutMs;
+    if (proves && this.sinceMs === undefined && generation === this.generation) this.open(result.cause, result.error, nowMs);
     return this.failure(result, nowMs);
   }
 
-  private async probe<T>(call: () => Promise<T>, startMs: number): Promise<GuardedResult<T>> {
+  private async probe<T>(call: () => Promise<T>, startMs: number, timeoutMs: number): Promise<GuardedResult<T>> {
     this.probeInFlight = true;
     // Counted from the probe's start, so a probe that hangs to the deadline still leaves one call per interval.
     this.nextProbeAtMs = startMs + this.options.probeIntervalMs;
     let result: GuardedResult<T>;
     try {
-      result = await this.timed(call);
+      result = await this.timed(call, timeoutMs);
     } finally {
       this.probeInFlight = false;
     }
@@ -113,9 +120,9 @@ export class OutageGuard implements BackendGuard {
     return this.failure(result, nowMs);
   }
 
-  private async timed<T>(call: () => Promise<T>): Promise<GuardedResult<T>> {
+  private async timed<T>(call: () => Promise<T>, timeoutMs: number): Promise<GuardedResult<T>> {
     const startedAt = performance.now();
-    const result = await withDeadline(call, this.options.timeoutMs);
+    const result = await withDeadline(call, timeoutMs);
     this.options.metrics?.observeBackendCall(this.options.backend, (performance.now() - startedAt) / 1000);
     return result;
   }

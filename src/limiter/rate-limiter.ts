@@ -1,22 +1,29 @@
 import type { Logger } from '../shared/logger';
-import { ALGORITHMS } from './algorithms';
-import type { BackendGuard, GuardedResult } from './backend-guard';
-import { mostRestrictive, policyDecisions, setExpiresAtMs } from './decide-set';
-import { decisionHeadedBy, type Decision, type PolicyDecision } from './decision';
+import type { BackendGuard, GuardedResult, LateOutcome } from './backend-guard';
+import { setExpiresAtMs } from './decide-set';
+import type { Decision } from './decision';
 import { assertValidKey } from './key';
 import type { LimiterEvents } from './limiter-events';
 import type { BackendName, LimitStore, StoreDecision } from './limit-store';
+import { LandingTracker } from './landing-tracker';
+import { toDecision, unavailable } from './limiter-decisions';
+import { MIN_OUTAGE_RETRY_AFTER_MS } from './outage-guard';
 import { OutageLedger, type PendingReconciliation } from './outage-ledger';
 import { policySetOf, requiredPolicySet, setIdOf, type PolicyChoice } from './policy-choice';
-import { algorithmOf, assertValidCost, type PolicySet, type RateLimitPolicy } from './policy';
+import { assertValidCost, type PolicySet, type RateLimitPolicy } from './policy';
 import { RefusalCache } from './refusal-cache';
 import { MemoryWindowStore } from './stores/memory-store';
+import type { WaitBudget } from './wait-budget';
+
+export { toDecision } from './limiter-decisions';
 
 export type FailurePolicy = 'fail-open' | 'fail-closed';
 
 export interface ConsumeOptions extends PolicyChoice {
   /** Units this call spends. Default 1; 0 reads every policy without spending. */
   readonly cost?: number;
+  /** The request's wait budget for its shared stores (WaitBudget); default none: each call gets the guard's deadline. */
+  readonly budget?: WaitBudget;
 }
 
 export interface RateLimiter {
@@ -88,6 +95,8 @@ export class WindowRateLimiter implements RateLimiter {
   private readonly syncStore: MemoryWindowStore | undefined;
   private readonly refused: RefusalCache;
   private readonly ledger = new OutageLedger();
+  /** Per ledger key, calls given up on that may still land (consumes and write-backs). */
+  private readonly landing = new LandingTracker();
   private reconciling: Promise<void> | undefined;
 
   constructor(private readonly parts: LimiterParts) {
@@ -115,13 +124,13 @@ export class WindowRateLimiter implements RateLimiter {
       const nowMs = this.parts.clock();
       const { syncStore } = this;
       if (syncStore !== undefined && syncStore.consume === memoryConsume) return Promise.resolve(this.record(toDecision(syncStore.consumeSync(key, nowMs, policies, cost), policies, false)));
-      return this.consumeFrom(key, nowMs, policies, cost);
+      return this.consumeFrom(key, nowMs, policies, cost, options.budget);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  private async consumeFrom(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<Decision> {
+  private async consumeFrom(key: string, nowMs: number, policies: PolicySet, cost: number, budget: WaitBudget | undefined): Promise<Decision> {
     const { store } = this.parts;
     if (!store.shared) return this.record(toDecision(await store.consume(key, nowMs, policies, cost), policies, false));
 
@@ -129,7 +138,7 @@ export class WindowRateLimiter implements RateLimiter {
     const cached = this.refused.refusal(ledgerKey, nowMs, policies, cost);
     if (cached !== undefined) return this.record(toDecision(cached, policies, true));
 
-    const result = await this.consumeShared(key, ledgerKey, nowMs, policies, cost);
+    const result = await this.consumeShared(key, ledgerKey, nowMs, policies, cost, budget);
     if (result.ok) {
       this.ledger.observe(ledgerKey, result.value.states, policies, nowMs);
       if (this.ledger.hasPending) void this.reconcile();
@@ -138,15 +147,60 @@ export class WindowRateLimiter implements RateLimiter {
       else if (cost === 0) this.refused.refresh(ledgerKey, result.value.states, policies, nowMs);
       return this.record(toDecision(result.value, policies, true));
     }
-    if (this.failurePolicy === 'fail-closed') return this.record(unavailable(policies, nowMs, result.retryAfterMs ?? this.parts.unavailableRetryAfterMs ?? 1000));
+    const { late } = result;
+    if (this.failurePolicy === 'fail-closed') {
+      if (late !== undefined && cost > 0) void late.then((outcome) => this.settleLate(ledgerKey, key, policies, cost, false, outcome));
+      return this.record(unavailable(policies, nowMs, result.retryAfterMs ?? this.parts.unavailableRetryAfterMs ?? 1000));
+    }
 
     const seen = store.lastSeen?.(key, policies);
     if (seen !== undefined) this.ledger.observe(ledgerKey, seen, policies, nowMs);
     const floor = this.ledger.floorFor(ledgerKey, policies);
     this.local.adjustSync(ledgerKey, nowMs, policies, floor.map((atLeast) => (atLeast === null ? null : { atLeast, deltaUnits: 0 })));
     const local = this.local.consumeSync(ledgerKey, nowMs, policies, cost);
-    if (local.allowed && cost > 0) this.ledger.grantLocally(ledgerKey, key, policies, cost, setExpiresAtMs(local.states, policies) ?? nowMs, nowMs);
+    if (cost > 0) {
+      if (local.allowed) this.ledger.grantLocally(ledgerKey, key, policies, cost, setExpiresAtMs(local.states, policies) ?? nowMs, nowMs, late !== undefined);
+      if (late !== undefined) this.landing.track(ledgerKey, late.then((outcome) => this.settleLate(ledgerKey, key, policies, cost, local.allowed, outcome)));
+    }
     return this.record(toDecision(local, policies, false, local.allowed ? 'local_fallback' : 'limit'));
+  }
+
+  /**
+   * A shared consume given up on (timed out) has ended on the store. What it
+   * did there decides what is owed: the units of a call granted here are
+   * written back only if the store did not count them itself; a call refused
+   * here (or fail-closed) that the store counted anyway is given back, so the
+   * shared count is what was admitted, once (ADR 0046).
+   */
+  private settleLate(ledgerKey: string, key: string, policies: PolicySet, cost: number, grantedLocally: boolean, outcome: LateOutcome<StoreDecision>): void {
+    const nowMs = this.parts.clock();
+    const counted = outcome.landed && outcome.value.allowed;
+    if (outcome.landed) this.ledger.observe(ledgerKey, outcome.value.states, policies, nowMs);
+    if (grantedLocally) {
+      this.ledger.settle(ledgerKey, cost, counted, nowMs);
+      if (!counted) void this.reconcile();
+      return;
+    }
+    if (!outcome.landed || !counted) return;
+    // Through the ledger, not a refund call of its own: the store may be down again by now.
+    this.ledger.oweBack(ledgerKey, key, policies, cost, setExpiresAtMs(outcome.value.states, policies) ?? nowMs, nowMs);
+    void this.reconcile();
+  }
+
+  /** A write-back that failed goes back to the ledger, unless it was given up on and landed after all. */
+  private restoreUnlessLanded(ledgerKey: string, pending: PendingReconciliation, failure: Extract<GuardedResult<void>, { ok: false }>): void {
+    if (failure.late === undefined) {
+      this.ledger.restore(ledgerKey, pending, this.parts.clock());
+      return;
+    }
+    this.landing.track(
+      ledgerKey,
+      failure.late.then((outcome) => {
+        if (outcome.landed) return;
+        this.ledger.restore(ledgerKey, pending, this.parts.clock());
+        void this.reconcile();
+      }),
+    );
   }
 
   /**
@@ -154,17 +208,22 @@ export class WindowRateLimiter implements RateLimiter {
    * back, then asks: otherwise its first call after the outage would be
    * judged against states that do not yet know them.
    */
-  private async consumeShared(key: string, ledgerKey: string, nowMs: number, policies: PolicySet, cost: number): Promise<GuardedResult<StoreDecision>> {
+  private async consumeShared(key: string, ledgerKey: string, nowMs: number, policies: PolicySet, cost: number, budget: WaitBudget | undefined): Promise<GuardedResult<StoreDecision>> {
     const { guard, store } = this.parts;
+    if (this.landing.size > 0 && this.landing.inFlight(ledgerKey)) {
+      // Not sent, so it cannot overtake them: answered from the local window, which counts them.
+      return { ok: false, cause: 'outage', retryAfterMs: MIN_OUTAGE_RETRY_AFTER_MS };
+    }
     const owed = this.ledger.take(ledgerKey, nowMs);
     if (owed !== undefined) {
-      const written = await guard.run(() => store.adjust(key, nowMs, owed.policies, owed.adjustments));
+      const written = await guard.run(() => store.adjust(key, nowMs, owed.policies, owed.adjustments), budget);
       if (!written.ok) {
-        this.ledger.restore(ledgerKey, owed);
-        return written;
+        this.restoreUnlessLanded(ledgerKey, owed, written);
+        // Not the write-back's late outcome: the consume that never ran has none.
+        return { ok: false, cause: written.cause, error: written.error, retryAfterMs: written.retryAfterMs };
       }
     }
-    return guard.run(() => store.consume(key, nowMs, policies, cost));
+    return guard.run(() => store.consume(key, nowMs, policies, cost), budget);
   }
 
   /** Keys the refusal cache holds now; for tests and metrics. */
@@ -177,11 +236,16 @@ export class WindowRateLimiter implements RateLimiter {
     return this.ledger.pendingUnits;
   }
 
+  /** Units granted locally whose shared call may still land on the store; written back only if it does not. */
+  get inFlightUnits(): number {
+    return this.ledger.inFlightUnits;
+  }
+
   /**
    * Writes locally granted units into the shared states, once at a time.
    * Resolves when done; a write that fails is kept for the next success.
-   * A write that timed out but landed anyway is counted twice when retried:
-   * over-counting errs towards the published limit.
+   * A write that timed out is retried only once it is known not to have
+   * landed, so a late commit is not counted twice (ADR 0046).
    */
   reconcile(): Promise<void> {
     this.reconciling ??= this.writeBack().finally(() => {
@@ -203,7 +267,7 @@ export class WindowRateLimiter implements RateLimiter {
             written++;
             units += item.adjustments[0]?.deltaUnits ?? 0;
           } else {
-            this.ledger.restore(`${setIdOf(item.policies)}|${item.key}`, item);
+            this.restoreUnlessLanded(`${setIdOf(item.policies)}|${item.key}`, item, result);
           }
         }),
       );
@@ -245,7 +309,7 @@ export class WindowRateLimiter implements RateLimiter {
       this.ledger.grantLocally(ledgerKey, key, policies, -cost, nowMs, nowMs);
       return;
     }
-    await this.parts.guard.run(() => store.adjust(key, nowMs, policies, refunds));
+    await this.parts.guard.run(() => store.adjust(key, nowMs, policies, refunds), options.budget);
   }
 
   /** Every return of consume passes here, synchronously: metrics cost no extra promise. */
@@ -266,28 +330,4 @@ export class WindowRateLimiter implements RateLimiter {
     this.refused.clear();
     this.ledger.clear();
   }
-}
-
-/** A store's answer as the limiter's Decision: the binding policy's figures on top, every policy below. */
-export function toDecision(
-  result: Pick<StoreDecision, 'allowed' | 'decisions'>,
-  policies: PolicySet,
-  shared: boolean,
-  reason: Decision['reason'] = result.allowed ? 'within_limit' : 'limit',
-): Decision {
-  const named = policyDecisions(result.decisions, policies);
-  const top = named.length === 1 ? (named[0] as PolicyDecision) : mostRestrictive(named);
-  return decisionHeadedBy(top, result.allowed, shared, reason, named);
-}
-
-/** Fail-closed: refused by every policy until the backend is worth asking again. Not a rate-limit hit. */
-function unavailable(policies: PolicySet, nowMs: number, retryAfterMs: number): Decision {
-  const decisions = policies.map((policy) => ({
-    allowed: false,
-    limit: ALGORITHMS[algorithmOf(policy)].maxCost(policy),
-    remaining: 0,
-    resetAtMs: nowMs + retryAfterMs,
-    retryAfterMs,
-  }));
-  return toDecision({ allowed: false, decisions }, policies, false, 'backend_unavailable');
 }

@@ -8,7 +8,9 @@ import { tools as defaultTools } from '../mcp/tools';
 import { createDevelopersHandler } from '../developers/developers-page';
 import { createAuthMiddleware } from '../http/auth-middleware';
 import { createApp, type BodyTimeouts } from './create-app';
+import type { BackendGuard } from '../limiter/backend-guard';
 import { createRateLimiter } from '../limiter/create-rate-limiter';
+import { OutageGuard } from '../limiter/outage-guard';
 import { createLimitStore, type LimitStoreSpec } from './create-limit-store';
 import type { LimitStore } from '../limiter/limit-store';
 import type { PolicySet } from '../limiter/policy';
@@ -106,7 +108,15 @@ export async function buildService(config: Config, options: BuildServiceOptions)
   };
   try {
     const metrics = new LimiterMetrics();
+    // One guard for every limit on the shared backend (token limits, sign-in budget, upstream quota):
+    // one outage is one line each way and one metric, and the second call of a request does not
+    // wait again for what the first found down.
+    const guard =
+      config.rateLimit.backend === 'memory'
+        ? undefined
+        : new OutageGuard({ backend: config.rateLimit.backend, timeoutMs: config.rateLimit.timeoutMs, probeIntervalMs: config.rateLimit.probeIntervalMs, logger, metrics });
     const limiter = await createLimiter(config, firebaseApp, {
+      guard,
       policies: config.rateLimit.defaultTier.policies,
       logger,
       metrics,
@@ -117,6 +127,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     opened.push(limiter);
     // Failed sign-ins get their own key space and figure on the same backend.
     const authFailureLimiter = await createLimiter(config, firebaseApp, {
+      guard,
       policies: [config.rateLimit.authFailures],
       logger,
       metrics: new LimiterMetrics({ registry: metrics.registry, limiter: 'sign_in' }),
@@ -159,7 +170,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
         logger,
         clock: options.clock ?? Date.now,
         metrics: new UpstreamMetrics(metrics.registry),
-        outage: { timeoutMs: config.rateLimit.timeoutMs, probeIntervalMs: config.rateLimit.probeIntervalMs, failurePolicy: config.rateLimit.failurePolicy },
+        outage: { timeoutMs: config.rateLimit.timeoutMs, probeIntervalMs: config.rateLimit.probeIntervalMs, failurePolicy: config.rateLimit.failurePolicy, guard },
         limitStore: async () => options.limitStore?.(spec) ?? (await createLimitStore(config, firebaseApp, spec)),
         firebaseApp,
         fetch: options.upstreamFetch,
@@ -223,6 +234,8 @@ export async function buildService(config: Config, options: BuildServiceOptions)
 }
 
 interface LimiterSpec {
+  /** The backend's shared outage guard; undefined on memory. */
+  readonly guard: BackendGuard | undefined;
   readonly policies: PolicySet;
   readonly logger: Logger;
   readonly metrics?: LimiterMetrics;
@@ -243,5 +256,6 @@ async function createLimiter(config: Config, firebaseApp: App | undefined, spec:
     logger: spec.logger,
     events: spec.metrics,
     clock: spec.clock,
+    guard: spec.guard,
   });
 }

@@ -9,7 +9,7 @@ import { capabilitiesOf } from '../mcp/build-mcp-server';
 import { servedMethodsOf } from '../mcp/served-methods';
 import { tools as defaultTools } from '../mcp/tools';
 import type { Gateway } from '../gateway/gateway';
-import { tokenOf } from '../http/request-locals';
+import { startWaitBudget, tokenOf } from '../http/request-locals';
 import { writeMcpRefusal } from '../mcp/mcp-refusal';
 import type { ToolDefinition } from '../mcp/tool-registry';
 import { createHostValidation } from '../http/host-validation';
@@ -158,6 +158,11 @@ export function createApp(deps: AppDependencies): express.Express {
 
   app.post(
     MCP_PATH,
+    (_req: Request, res: Response, next: NextFunction) => {
+      // One wait for the shared stores per request, whichever limits it meets (ADR 0047).
+      startWaitBudget(res, config.rateLimit.timeoutMs);
+      next();
+    },
     createHostValidation({ allowedHosts: config.http.allowedHosts, allowAnyHost: config.http.allowAnyHost }),
     createDeclaredLengthCheck({ maxBodyBytes: config.http.maxBodyBytes }),
     createUnreadBodyGuard(UNREAD_BODY_LINGER),

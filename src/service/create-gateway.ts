@@ -5,6 +5,7 @@ import { UpstreamClient } from '../gateway/upstream-client';
 import { UpstreamQuotaGate } from '../gateway/upstream-quota-gate';
 import { resolveUpstreamPolicy, type UpstreamPolicy } from '../limiter/upstream/upstream-policy';
 import type { LimitStore } from '../limiter/limit-store';
+import type { BackendGuard } from '../limiter/backend-guard';
 import { OutageGuard } from '../limiter/outage-guard';
 import type { FailurePolicy } from '../limiter/rate-limiter';
 import { GuardedUpstreamQuota } from '../limiter/stores/upstream-guarded-store';
@@ -25,7 +26,13 @@ export interface CreateGatewayOptions {
   readonly limitStore: () => Promise<LimitStore>;
   readonly firebaseApp: App | undefined;
   /** RATE_LIMIT_TIMEOUT_MS, RATE_LIMIT_PROBE_INTERVAL_MS and RATE_LIMIT_FAILURE_POLICY: the quota's backend is the limiter's. */
-  readonly outage: { readonly timeoutMs: number; readonly probeIntervalMs: number; readonly failurePolicy: FailurePolicy };
+  readonly outage: {
+    readonly timeoutMs: number;
+    readonly probeIntervalMs: number;
+    readonly failurePolicy: FailurePolicy;
+    /** The limiters' outage guard on the same backend, shared: one outage line and metric per store. Default: one of the quota's own. */
+    readonly guard?: BackendGuard;
+  };
   /** Tests: what goes upstream over the wire. */
   readonly fetch?: typeof fetch;
   /** Tests: a hold that advances an injected clock. */
@@ -65,7 +72,9 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
         ? shared
         : new GuardedUpstreamQuota({
             store: shared,
-            guard: new OutageGuard({ backend: shared.backend, limiter: 'upstream-quota', timeoutMs: options.outage.timeoutMs, probeIntervalMs: options.outage.probeIntervalMs, logger: options.logger }),
+            guard:
+              options.outage.guard ??
+              new OutageGuard({ backend: shared.backend, limiter: 'upstream-quota', timeoutMs: options.outage.timeoutMs, probeIntervalMs: options.outage.probeIntervalMs, logger: options.logger }),
             failurePolicy: options.outage.failurePolicy,
             onUnshared: options.metrics.onUnshared,
           });

@@ -174,9 +174,9 @@ describe('OutageLedger grants', () => {
     ledger.grantLocally('k', 'tok', TIER, 2, END_N, at());
     const [pending] = ledger.drain(at());
     ledger.grantLocally('k', 'tok', TIER, 1, END_N, at());
-    ledger.restore('k', pending!);
+    ledger.restore('k', pending!, at());
     expect(ledger.take('k', at())?.adjustments.map((a) => a.deltaUnits)).toEqual([3, 3]);
-    ledger.restore('k', pending!);
+    ledger.restore('k', pending!, at());
     expect(ledger.take('k', at())).toEqual(pending);
   });
 

@@ -1,6 +1,6 @@
 import { createClient, ErrorReply, TimeoutError } from 'redis';
 import { describeError } from '../../shared/describe-error';
-import { withDeadline } from '../backend-guard';
+import { lateOutcomeOf, mapLateOutcome, withDeadline, withLateOutcome } from '../backend-guard';
 import { silentLogger, type Logger } from '../../shared/logger';
 import type { Adjustment } from '../algorithms/algorithm';
 import { assertValidAdjustments } from '../decide-set';
@@ -152,13 +152,24 @@ export class RedisWindowStore implements LimitStore {
   }
 
   async consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
-    const reply = await this.evalScript(SET, decideCommand(this.keyPrefix, key, nowMs, this.ttlMarginArg, policies, cost));
+    let reply: unknown;
+    try {
+      reply = await this.evalScript(SET, decideCommand(this.keyPrefix, key, nowMs, this.ttlMarginArg, policies, cost));
+    } catch (error) {
+      throw lateAs(error, (late) => decisionFromSetReply(late, policies));
+    }
     return decisionFromSetReply(reply, policies);
   }
 
   async adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
     assertValidAdjustments(policies, adjustments);
-    assertAdjustReply(await this.evalScript(SET, adjustCommand(this.keyPrefix, key, nowMs, this.ttlMarginArg, policies, adjustments)), policies);
+    let reply: unknown;
+    try {
+      reply = await this.evalScript(SET, adjustCommand(this.keyPrefix, key, nowMs, this.ttlMarginArg, policies, adjustments));
+    } catch (error) {
+      throw lateAs(error, (late) => assertAdjustReply(late, policies));
+    }
+    assertAdjustReply(reply, policies);
   }
 
   /**
@@ -235,7 +246,10 @@ export class RedisWindowStore implements LimitStore {
       this.authHintLogged = false;
       return result.value;
     }
-    if (result.cause === 'timeout') throw new RedisStoreError(REDIS_TIMEOUT, `redis command did not complete within ${this.commandTimeoutMs} ms`);
+    if (result.cause === 'timeout') {
+      // The command is on the wire and may still run: the error says how it ended, so the limiter counts it once.
+      throw withLateOutcome(new RedisStoreError(REDIS_TIMEOUT, `redis command did not complete within ${this.commandTimeoutMs} ms`), result.late ?? Promise.resolve({ landed: false }));
+    }
     throw result.error;
   }
 
@@ -293,6 +307,12 @@ export class RedisWindowStore implements LimitStore {
     this.authHintLogged = true;
     this.logger.error(authRefusalHint(redisCode), { event: 'ratelimit.redis_auth_refused', backend: 'redis', redisCode });
   }
+}
+
+/** A timed-out command's late outcome, seen as the store's answer (a raw reply parsed) instead of the raw reply. */
+function lateAs(error: unknown, parse: (reply: unknown) => unknown): unknown {
+  const late = lateOutcomeOf(error);
+  return late === undefined ? error : withLateOutcome(error as object, mapLateOutcome(late, parse));
 }
 
 function positiveInteger(name: string, value: number): number {
