@@ -81,12 +81,12 @@ test('fail-closed with Redis down: a refused sign-in and a refused call give the
     expect(signIn.body.error.data).toEqual({ reason: 'backend_unavailable', retryAfterSeconds: signInHint });
     expect(signIn.body.error.message).toContain(`retry after ${signInHint} s`);
 
-    expect(await seriesValue(svc, 'firelimit_sign_in_backend_outages_total{backend="redis"}')).toBe(1);
+    // The sign-in limiter's refusals and decisions are its own series...
     expect(await seriesValue(svc, 'firelimit_sign_in_outage_refusals_total{backend="redis"}')).toBeGreaterThanOrEqual(1);
-    expect(await seriesValue(svc, 'firelimit_sign_in_backend_outage_active{backend="redis"}')).toBe(1);
     expect(await seriesValue(svc, 'firelimit_sign_in_decisions_total{result="unavailable",source="local"}')).toBeGreaterThanOrEqual(1);
-    // The per-token limiter keeps its own series: one outage each, not one hidden in the other.
+    // ...but the outage is the one store's: one guard for every limit on it, one outage counted once (ADR 0047).
     expect(await seriesValue(svc, 'firelimit_backend_outages_total{backend="redis"}')).toBe(1);
+    expect(await seriesValue(svc, 'firelimit_backend_outage_active{backend="redis"}')).toBe(1);
   } finally {
     await redis.restart();
   }

@@ -26,7 +26,8 @@ describe('withDeadline', () => {
     await jest.advanceTimersByTimeAsync(1_499);
     expect(settled).toBeUndefined();
     await jest.advanceTimersByTimeAsync(1);
-    expect(settled).toEqual({ ok: false, cause: 'timeout' });
+    // `late` is the call's own outcome, for the write-back to learn whether it landed after all (ADR 0046).
+    expect(settled).toEqual({ ok: false, cause: 'timeout', late: expect.any(Promise) });
   });
 
   it('ignores a call that settles after the deadline has already answered', async () => {
@@ -35,7 +36,7 @@ describe('withDeadline', () => {
     const pending = withDeadline(() => new Promise<number>((r) => (resolveLate = r)), 100);
     await jest.advanceTimersByTimeAsync(100);
     resolveLate(7);
-    await expect(pending).resolves.toEqual({ ok: false, cause: 'timeout' });
+    await expect(pending).resolves.toEqual({ ok: false, cause: 'timeout', late: expect.any(Promise) });
   });
 
   it('clears its timer when the call wins, leaving no timer behind', async () => {
