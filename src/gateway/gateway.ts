@@ -18,6 +18,7 @@ import type { UpstreamCall, UpstreamClient } from './upstream-client';
 import { UpstreamError } from './upstream-error';
 import type { GateAnswer, GateRequest, UpstreamQuotaGate } from './upstream-quota-gate';
 import { UpstreamQuotaRefusal } from './upstream-quota-refusal';
+import type { WaitBudget } from '../limiter/wait-budget';
 
 export interface GatewayEvents {
   /** One call forwarded upstream, and how it ended. */
@@ -116,14 +117,14 @@ export class Gateway {
   }
 
   /** Throws an UpstreamQuotaRefusal when the upstream quota does not let the read run now. */
-  async readResource(tokenId: string, uri: string, signal?: AbortSignal, reservation?: unknown): Promise<ReadResourceResult> {
-    await this.admitOrRefuse({ tokenId, method: 'resources/read', reservation }, signal);
+  async readResource(tokenId: string, uri: string, signal?: AbortSignal, reservation?: unknown, budget?: WaitBudget): Promise<ReadResourceResult> {
+    await this.admitOrRefuse({ tokenId, method: 'resources/read', reservation, budget }, signal);
     return this.options.client.request(tokenId, (client, o) => client.readResource({ uri }, { ...o, cacheMode: 'bypass' }), signal);
   }
 
   /** Throws an UpstreamQuotaRefusal when the upstream quota does not let the request run now. */
-  async getPrompt(tokenId: string, name: string, args: Record<string, string> | undefined, signal?: AbortSignal, reservation?: unknown): Promise<GetPromptResult> {
-    await this.admitOrRefuse({ tokenId, method: 'prompts/get', reservation }, signal);
+  async getPrompt(tokenId: string, name: string, args: Record<string, string> | undefined, signal?: AbortSignal, reservation?: unknown, budget?: WaitBudget): Promise<GetPromptResult> {
+    await this.admitOrRefuse({ tokenId, method: 'prompts/get', reservation, budget }, signal);
     return this.options.client.request(tokenId, (client, o) => client.getPrompt({ name, arguments: args }, o), signal);
   }
 
@@ -131,8 +132,8 @@ export class Gateway {
    * Relays one completion/complete for `tokenId` on its session (the upstream offered `completions`); throws an
    * UpstreamQuotaRefusal when the upstream quota does not let it run now.
    */
-  async complete(tokenId: string, params: CompleteRequestParams, signal?: AbortSignal, reservation?: unknown): Promise<CompleteResult> {
-    await this.admitOrRefuse({ tokenId, method: 'completion/complete', reservation }, signal);
+  async complete(tokenId: string, params: CompleteRequestParams, signal?: AbortSignal, reservation?: unknown, budget?: WaitBudget): Promise<CompleteResult> {
+    await this.admitOrRefuse({ tokenId, method: 'completion/complete', reservation, budget }, signal);
     return this.options.client.request(tokenId, (client, o) => client.complete(params, o), signal);
   }
 
@@ -206,11 +207,11 @@ export class Gateway {
    * is thrown as an UpstreamError for the MCP layer to word.
    */
   /** `reservation`: the id the call echoes in `_meta` (reservation-id.ts), unchecked. */
-  async callTool(tokenId: string, tool: Tool, args: Record<string, unknown> | undefined, signal?: AbortSignal, relay: CallRelay = {}, reservation?: unknown): Promise<ForwardedCall> {
+  async callTool(tokenId: string, tool: Tool, args: Record<string, unknown> | undefined, signal?: AbortSignal, relay: CallRelay = {}, reservation?: unknown, budget?: WaitBudget): Promise<ForwardedCall> {
     let heldMs = 0;
     if (this.options.quota !== undefined) {
       // The request's signal ends a hold early: a caller that went away is not forwarded.
-      const answer = await this.options.quota.admit({ tokenId, method: 'tools/call', tool: tool.name, reservation }, signal);
+      const answer = await this.options.quota.admit({ tokenId, method: 'tools/call', tool: tool.name, reservation, budget }, signal);
       if (answer.status !== 'run') return answer;
       heldMs = answer.heldMs;
     }

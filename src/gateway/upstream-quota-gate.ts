@@ -7,6 +7,7 @@ import type { UpstreamQuotaStore } from '../limiter/upstream/upstream-quota-stor
 import type { UpstreamRejection } from '../limiter/upstream/upstream-schedule';
 import type { UpstreamState } from '../limiter/upstream/upstream-state';
 import { formatReservationId, parseReservationId } from './reservation-id';
+import type { WaitBudget } from '../limiter/wait-budget';
 
 /** The one key every token's calls share: the upstream has one quota for the whole service. */
 export const UPSTREAM_QUOTA_KEY = 'upstream';
@@ -36,6 +37,8 @@ export interface GateRequest {
    * the call claims its token's oldest slot that has come, if any.
    */
   readonly reservation?: unknown;
+  /** The request's wait budget for its shared stores (docs/adr/0047); absent: each store call gets the full deadline. */
+  readonly budget?: WaitBudget;
 }
 
 /** One quota a call is scheduled on. */
@@ -148,7 +151,7 @@ export class UpstreamQuotaGate {
     for (let round = 0; round < MAX_HOLDS; round++) {
       const nowMs = this.options.clock();
       if (signal?.aborted === true) return this.report({ status: 'cancelled', heldMs: nowMs - startedAtMs });
-      const answer = await this.pass(quotas, caller, claims, nowMs, startedAtMs);
+      const answer = await this.pass(quotas, caller, claims, nowMs, startedAtMs, request.budget);
       // Held only while the whole wait, so far and to come, stays within the hold.
       if (answer.status !== 'reserved' || nowMs - startedAtMs + answer.retryAfterMs > this.options.holdMs) {
         return this.report(answer);
@@ -164,10 +167,10 @@ export class UpstreamQuotaGate {
   }
 
   /** Every quota in order until one does not answer `run`. */
-  private async pass(quotas: readonly UpstreamQuota[], caller: UpstreamCaller, claims: ReadonlyMap<string, number>, nowMs: number, startedAtMs: number): Promise<GateAnswer> {
+  private async pass(quotas: readonly UpstreamQuota[], caller: UpstreamCaller, claims: ReadonlyMap<string, number>, nowMs: number, startedAtMs: number, budget: WaitBudget | undefined): Promise<GateAnswer> {
     for (const quota of quotas) {
       const claimSlotAtMs = claims.get(quota.key);
-      const { outcome, state } = await this.options.store.schedule(quota.key, nowMs, claimSlotAtMs === undefined ? caller : { ...caller, claimSlotAtMs }, quota.policy);
+      const { outcome, state } = await this.options.store.schedule(quota.key, nowMs, claimSlotAtMs === undefined ? caller : { ...caller, claimSlotAtMs }, quota.policy, undefined, budget);
       this.options.events?.onState?.(quota, state);
       if (outcome.status === 'reserved') {
         const reservation = formatReservationId({ key: quota.key, slotAtMs: outcome.slotAtMs });

@@ -55,7 +55,7 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
     if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
     if (context === undefined) return runTool(mine ?? missingContextTool(name), {}, undefined, logger);
     try {
-      return answerOf(await gateway.callTool(context.token.id, tool, args, ctx.mcpReq.signal, callRelayOf(ctx), echoedReservation(request.params)), tool, context, graceMs);
+      return answerOf(await gateway.callTool(context.token.id, tool, args, ctx.mcpReq.signal, callRelayOf(ctx), echoedReservation(request.params), context.waitBudget), tool, context, graceMs);
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       // A tool the model can see failed: it reads the words and may try again; the upstream's own text is never passed on.
@@ -73,20 +73,20 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
     const { uri } = request.params;
     if (uri === LIMITS_RESOURCE_URI) return { contents: [{ uri, mimeType: 'application/json', text: limitsText }] };
     const context = toolContextOf(ctx);
-    return upstream(() => gateway.readResource(context?.token.id ?? '', uri, ctx.mcpReq.signal, echoedReservation(request.params)), () => quotaAnswerClock(context, clock), graceMs);
+    return upstream(() => gateway.readResource(context?.token.id ?? '', uri, ctx.mcpReq.signal, echoedReservation(request.params), context?.waitBudget), () => quotaAnswerClock(context, clock), graceMs);
   });
   // Relayed only when the upstream offered completions when firelimit booted (the server is built once, ADR 0022):
   // advertised then, by buildMcpServer; otherwise the method stays unknown (-32601).
   if (gateway.offered('completions')) {
     low.setRequestHandler('completion/complete', async (request, ctx) => {
       const context = toolContextOf(ctx);
-      return upstream(() => gateway.complete(context?.token.id ?? '', request.params, ctx.mcpReq.signal, echoedReservation(request.params)), () => quotaAnswerClock(context, clock), graceMs);
+      return upstream(() => gateway.complete(context?.token.id ?? '', request.params, ctx.mcpReq.signal, echoedReservation(request.params), context?.waitBudget), () => quotaAnswerClock(context, clock), graceMs);
     });
   }
   low.setRequestHandler('prompts/list', async () => ({ prompts: [...(await gateway.forListing('prompts'))] }));
   low.setRequestHandler('prompts/get', async (request, ctx) => {
     const context = toolContextOf(ctx);
-    return upstream(() => gateway.getPrompt(context?.token.id ?? '', request.params.name, request.params.arguments, ctx.mcpReq.signal, echoedReservation(request.params)), () => quotaAnswerClock(context, clock), graceMs);
+    return upstream(() => gateway.getPrompt(context?.token.id ?? '', request.params.name, request.params.arguments, ctx.mcpReq.signal, echoedReservation(request.params), context?.waitBudget), () => quotaAnswerClock(context, clock), graceMs);
   });
 }
 

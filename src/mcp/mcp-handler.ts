@@ -4,7 +4,7 @@ import type { Config } from '../config/config';
 import type { ScopeBudget } from '../http/caller-budgets';
 import type { Gateway } from '../gateway/gateway';
 import type { Tier } from '../config/tier';
-import { decisionOf, mcpEraOf, tokenOf } from '../http/request-locals';
+import { decisionOf, mcpEraOf, tokenOf, waitBudgetOf } from '../http/request-locals';
 import type { RateLimiter } from '../limiter/rate-limiter';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
@@ -87,6 +87,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       tier: options.policyFor(token),
       clock: options.clock,
       ...(budgetsOf !== undefined ? { budgets: () => budgetsOf(res) } : {}),
+      waitBudget: waitBudgetOf(res),
     };
     const authInfo = authInfoFor(context);
     const body = progressIfStreamed(req.body, req.headers.accept);

@@ -8,6 +8,7 @@ import { describeError } from '../shared/describe-error';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { toolContextOf } from './call-context';
+import type { WaitBudget } from '../limiter/wait-budget';
 
 /** What every tool call sees: who is calling, and this request's (already counted) decision. */
 export interface ToolContext {
@@ -20,6 +21,8 @@ export interface ToolContext {
   readonly clock: () => number;
   /** The caller's budget in every scope that holds it (tier or override, free calls, rules); absent: only `decision` is known. */
   readonly budgets?: () => Promise<readonly ScopeBudget[]>;
+  /** What is left of the request's wait for its shared stores (docs/adr/0047), for the upstream quota of a forwarded call. */
+  readonly waitBudget?: WaitBudget;
 }
 
 /** A tool answers twice: text for a model or a person, structured data matching its outputSchema for programs. */

@@ -11,6 +11,7 @@ import { createCapturingLogger } from '../support/capturing-logger';
 import { PRICED_STATUS } from '../support/mcp-test-app';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 import { startSwitchableProxy } from '../support/switchable-delay-proxy';
+import { startUpstreamStub } from '../support/upstream-mcp-server';
 
 /**
  * Issue 19 item 5: RATE_LIMIT_TIMEOUT_MS bounds a request's wait for its
@@ -89,4 +90,49 @@ test('a Redis slow but within the deadline: each request waits for its stores at
   }
   // The sign-in read used most of the budget; the token limit was answered from the local window.
   expect(calls.some((c) => c.shared === false)).toBe(true);
+});
+
+test('in front of an upstream with a shared quota: the quota\'s store call shares the same budget, so a forwarded call waits at most the deadline in all', async () => {
+  await service?.release();
+  const upstream = await startUpstreamStub();
+  try {
+    service = await buildService(
+      loadConfig({
+        RATE_LIMIT_BACKEND: 'redis',
+        REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+        TOKEN_STORE: 'file',
+        TOKENS_FILE: path.join(dir, 'tokens.json'),
+        RATE_LIMIT_TIMEOUT_MS: String(DEADLINE_MS),
+        RATE_LIMIT_PROBE_INTERVAL_MS: '1000',
+        UPSTREAM_MCP_URL: upstream.url,
+        UPSTREAM_RATE: '100/s',
+      }),
+      { logger: createCapturingLogger() },
+    );
+    const echo = async (id: number): Promise<{ status: number; echoed: unknown; elapsedMs: number }> => {
+      const startedAt = performance.now();
+      const res = await request((service as Service).app)
+        .post('/mcp')
+        .set('Host', 'localhost')
+        .set('Authorization', `Bearer ${secret}`)
+        .set('Accept', 'application/json, text/event-stream')
+        .set('Content-Type', 'application/json')
+        .send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `call-${id}` } } });
+      const body = res.body as { result?: { structuredContent?: { echoed?: unknown } } };
+      return { status: res.status, echoed: body.result?.structuredContent?.echoed, elapsedMs: performance.now() - startedAt };
+    };
+    for (let i = 0; i < 3; i++) expect(await echo(i)).toMatchObject({ status: 200, echoed: `call-${i}` });
+
+    slow.delayMs = 200;
+    const calls = [];
+    for (let i = 0; i < 4; i++) calls.push(await echo(10 + i));
+    slow.delayMs = 0;
+
+    for (const [i, c] of calls.entries()) {
+      expect(c).toMatchObject({ status: 200, echoed: `call-${10 + i}` });
+      expect(c.elapsedMs).toBeLessThan(DEADLINE_MS + MARGIN_MS);
+    }
+  } finally {
+    await upstream.close();
+  }
 });

@@ -6,6 +6,7 @@ import type { UpstreamPolicy } from '../upstream/upstream-policy';
 import type { UpstreamQuotaStore, UpstreamScheduled } from '../upstream/upstream-quota-store';
 import type { UpstreamState } from '../upstream/upstream-state';
 import { MemoryUpstreamQuotaStore } from './upstream-memory-store';
+import type { WaitBudget } from '../wait-budget';
 
 export interface GuardedUpstreamQuotaOptions {
   readonly store: UpstreamQuotaStore;
@@ -47,9 +48,9 @@ export class GuardedUpstreamQuota implements UpstreamQuotaStore {
     this.backend = options.store.backend;
   }
 
-  async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy): Promise<UpstreamScheduled> {
+  async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy, _restore?: UpstreamState | null, budget?: WaitBudget): Promise<UpstreamScheduled> {
     const restore = this.lastSeen.get(key) ?? null;
-    const result = await this.options.guard.run(() => this.options.store.schedule(key, nowMs, caller, policy, restore));
+    const result = await this.options.guard.run(() => this.options.store.schedule(key, nowMs, caller, policy, restore), budget);
     if (result.ok) {
       this.lastSeen.set(key, result.value.state);
       // The shared store is of record again: the next outage starts from what it last said, not this one's cursor.

@@ -3,6 +3,7 @@ import type { UpstreamPolicy } from './upstream-policy';
 import type { UpstreamQuotaStore, UpstreamScheduled } from './upstream-quota-store';
 import { scheduleUpstream } from './upstream-schedule';
 import type { UpstreamState } from './upstream-state';
+import type { WaitBudget } from '../wait-budget';
 
 export interface CachedUpstreamQuotaOptions {
   readonly store: UpstreamQuotaStore;
@@ -81,7 +82,7 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
     return { answeredLocally: this.local, forwarded: this.forwarded };
   }
 
-  async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy, restore: UpstreamState | null = null): Promise<UpstreamScheduled> {
+  async schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy, restore: UpstreamState | null = null, budget?: WaitBudget): Promise<UpstreamScheduled> {
     const holder = holderIdOf(caller);
     let local = this.answer(key, nowMs, holder, policy, caller.claimSlotAtMs ?? null);
     // No usable answer here (no fresh state, or one on which this call would write), but a call is
@@ -101,7 +102,7 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
       return local;
     }
     this.forwarded++;
-    const call = this.store.schedule(key, nowMs, caller, policy, restore);
+    const call = this.store.schedule(key, nowMs, caller, policy, restore, budget);
     if (!this.refreshing.has(key)) {
       const done = call.then(
         () => undefined,

@@ -1,4 +1,5 @@
 import type { BackendName } from '../limit-store';
+import type { WaitBudget } from '../wait-budget';
 import type { UpstreamCaller } from './upstream-holder';
 import type { UpstreamPolicy } from './upstream-policy';
 import type { UpstreamOutcome } from './upstream-schedule';
@@ -31,9 +32,13 @@ export interface UpstreamScheduled {
  * restarted empty, evicted the key, or holds a value that does not parse.
  * It is the last state this instance saw (upstream-guarded-store.ts); a
  * state the store holds always wins over it (docs/adr/0044).
+ *
+ * `budget` is the request's wait budget (docs/adr/0047): the store call
+ * waits at most what is left of it; only a store behind an outage guard
+ * (upstream-guarded-store.ts) reads it.
  */
 export interface UpstreamQuotaStore {
   readonly backend: BackendName;
-  schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy, restore?: UpstreamState | null): Promise<UpstreamScheduled>;
+  schedule(key: string, nowMs: number, caller: UpstreamCaller, policy: UpstreamPolicy, restore?: UpstreamState | null, budget?: WaitBudget): Promise<UpstreamScheduled>;
   close(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { GuardedUpstreamQuota } from '../../../src/limiter/stores/upstream-guard
 import { MemoryUpstreamQuotaStore } from '../../../src/limiter/stores/upstream-memory-store';
 import { resolveUpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
 import type { UpstreamQuotaStore } from '../../../src/limiter/upstream/upstream-quota-store';
+import { WaitBudget } from '../../../src/limiter/wait-budget';
 
 const T0 = Date.UTC(2026, 11, 1, 12);
 const policy = resolveUpstreamPolicy({ limit: 1, windowMs: 60_000, headroom: 1, maxWaitMs: 120_000, graceMs: 0 });
@@ -13,7 +14,7 @@ const down = (retryAfterMs?: number): BackendGuard => ({ run: async <T>(): Promi
 
 function sharedStore(): UpstreamQuotaStore & { calls: number } {
   const memory = new MemoryUpstreamQuotaStore();
-  const store = { backend: 'rtdb' as const, calls: 0, schedule: (...args: Parameters<UpstreamQuotaStore['schedule']>) => ((store.calls += 1), memory.schedule(...args)), close: async () => undefined };
+  const store = { backend: 'rtdb' as const, calls: 0, schedule: (...[key, nowMs, caller, policy, restore]: Parameters<UpstreamQuotaStore['schedule']>) => ((store.calls += 1), memory.schedule(key, nowMs, caller, policy, restore)), close: async () => undefined };
   return store;
 }
 
@@ -27,6 +28,16 @@ describe('GuardedUpstreamQuota: the shared quota when its backend is down', () =
     expect((await guarded.schedule('upstream', T0, { tokenId: 'tok_b', tool: 'echo' }, policy)).outcome).toMatchObject({ status: 'reserved', slotAtMs: T0 + 60_000 });
     expect(store.calls).toBe(2);
     expect(guarded.backend).toBe('rtdb');
+  });
+
+  it("hands the guard the request's wait budget, so the quota's store call waits only what the request has left (ADR 0047)", async () => {
+    const given: (WaitBudget | undefined)[] = [];
+    const recording: BackendGuard = { run: async <T>(call: () => Promise<T>, budget?: WaitBudget): Promise<GuardedResult<T>> => (given.push(budget), { ok: true, value: await call() }) };
+    const guarded = new GuardedUpstreamQuota({ store: sharedStore(), guard: recording, failurePolicy: 'fail-open' });
+    const budget = new WaitBudget(500, () => 0);
+    await guarded.schedule('upstream', T0, caller, policy, undefined, budget);
+    await guarded.schedule('upstream', T0, caller, policy);
+    expect(given).toEqual([budget, undefined]);
   });
 
   it('fail-open: schedules on this instance alone, one cursor per key, and reports each decision as unshared', async () => {
