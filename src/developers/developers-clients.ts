@@ -65,6 +65,12 @@ export const INSPECTOR_OBSERVED = {
   noTtyMessagePrefix: 'Interactive OAuth requires a TTY',
   /** In a terminal with no token it tries OAuth and stops with this, followed by our /register answer. */
   noTokenTerminalMessage: 'Dynamic Client Registration rejected (HTTP 403)',
+  /**
+   * A tool result with `isError: true` (the gateway's "reserved"/"rejected" answer): the whole result on
+   * stdout, then this exit code and error code on stderr. Held by test/integration/inspector-cli.test.ts.
+   */
+  toolErrorExitCode: 5,
+  toolErrorCode: 'tool_is_error',
 } as const;
 
 /**
