@@ -1,4 +1,3 @@
-import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,7 +14,7 @@ import { startEverythingUpstream, startRecordingProxy, type EverythingUpstream, 
 import { startFirelimit, type RunningFirelimit } from '../support/gateway-harness';
 import { envelope, inspectorCli, parsedStdout, type InspectorCli } from '../support/inspector-cli';
 import { GOOD_SECRET } from '../support/mcp-test-app';
-import { InMemoryOAuthClient, signInAs } from '../support/oauth-test-client';
+import { accessTokenFor } from '../support/oauth-test-client';
 import { startOidcProvider, type OidcProvider } from '../support/oidc-provider';
 
 /**
@@ -123,18 +122,8 @@ describe('the Inspector CLI with a bearer access token from a real OpenID provid
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** An access token for our resource, as an MCP host gets one: RFC 9728 discovery, registration, PKCE, the user's sign-in. */
-  async function accessTokenFor(user: string): Promise<string> {
-    const oauth = new InMemoryOAuthClient();
-    const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth });
-    const refused = await new Client({ name: 'token-fetcher', version: '1.0.0' }).connect(transport).catch((error: unknown) => error);
-    if (!(refused instanceof UnauthorizedError)) throw refused;
-    await transport.finishAuth(await signInAs(oauth.authorizationUrl as URL, user));
-    return oauth.tokens()?.access_token as string;
-  }
-
   it('connects with the token as a static header and calls whoami as the signed-in subject', async () => {
-    const token = await accessTokenFor('alice');
+    const token = await accessTokenFor(mcpUrl, 'alice');
     expect(token.split('.')).toHaveLength(3);
     const got = await inspector.run([mcpUrl.href, '--transport', 'http', '--header', `Authorization: Bearer ${token}`, '--method', 'tools/call', '--tool-name', 'whoami']);
     expect({ exitCode: got.exitCode, stderr: got.stderr.includes('"error"') ? got.stderr : '' }).toEqual({ exitCode: 0, stderr: '' });
@@ -142,7 +131,7 @@ describe('the Inspector CLI with a bearer access token from a real OpenID provid
   }, RUN_TIMEOUT_MS);
 
   it('is refused with the auth exit code when the token is not one the provider signed', async () => {
-    const token = await accessTokenFor('bob');
+    const token = await accessTokenFor(mcpUrl, 'bob');
     const [head, body] = token.split('.');
     const forged = `${head}.${body}.${Buffer.from('not the signature').toString('base64url')}`;
     const got = await inspector.run([mcpUrl.href, '--transport', 'http', '--header', `Authorization: Bearer ${forged}`, '--method', 'tools/call', '--tool-name', 'whoami', '--stored-auth-only']);
