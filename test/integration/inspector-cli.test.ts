@@ -39,7 +39,8 @@ beforeAll(() => {
 
 afterAll(() => inspector?.close());
 
-describe('the Inspector CLI through the gateway, for a tool with an outputSchema', () => {
+// The Inspector's two protocol eras: legacy (the 2025 handshake, its default for a URL) and modern (2026-07-28).
+describe.each(['legacy', 'modern'] as const)('the Inspector CLI (--protocol-era %s) through the gateway, for a tool with an outputSchema', (era) => {
   const TOOL = 'get-structured-content';
   let everything: EverythingUpstream;
   let proxy: RecordingProxy;
@@ -58,7 +59,7 @@ describe('the Inspector CLI through the gateway, for a tool with an outputSchema
   });
 
   const call = (): Promise<Captured> =>
-    inspector.run([firelimit.url.href, '--transport', 'http', '--header', `Authorization: Bearer ${GOOD_SECRET}`, '--method', 'tools/call', '--tool-name', TOOL, '--tool-arg', 'location=Chicago']);
+    inspector.run([firelimit.url.href, '--transport', 'http', '--header', `Authorization: Bearer ${GOOD_SECRET}`, '--method', 'tools/call', '--tool-name', TOOL, '--tool-arg', 'location=Chicago', '--protocol-era', era]);
 
   it('runs the first call, then prints the "reserved" answer whole, the slot in _meta, and exits with the Inspector code for isError, not its schema failure; a "rejected" answer the same', async () => {
     const first = await call();
@@ -122,10 +123,10 @@ describe('the Inspector CLI with a bearer access token from a real OpenID provid
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('connects with the token as a static header and calls whoami as the signed-in subject', async () => {
+  it.each(['legacy', 'modern'] as const)('connects (--protocol-era %s) with the token as a static header and calls whoami as the signed-in subject', async (era) => {
     const token = await accessTokenFor(mcpUrl, 'alice');
     expect(token.split('.')).toHaveLength(3);
-    const got = await inspector.run([mcpUrl.href, '--transport', 'http', '--header', `Authorization: Bearer ${token}`, '--method', 'tools/call', '--tool-name', 'whoami']);
+    const got = await inspector.run([mcpUrl.href, '--transport', 'http', '--header', `Authorization: Bearer ${token}`, '--method', 'tools/call', '--tool-name', 'whoami', '--protocol-era', era]);
     expect({ exitCode: got.exitCode, stderr: got.stderr.includes('"error"') ? got.stderr : '' }).toEqual({ exitCode: 0, stderr: '' });
     expect(parsedStdout(got)?.structuredContent).toEqual({ tokenId: subjectCallerId(oidc.issuer, 'alice'), name: `signed in with ${oidc.issuer}`, tier: 'default', scopes: ['mcp'] });
   }, RUN_TIMEOUT_MS);
