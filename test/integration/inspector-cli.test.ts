@@ -97,6 +97,49 @@ describe.each(['legacy', 'modern'] as const)('the Inspector CLI (--protocol-era 
   }, RUN_TIMEOUT_MS);
 });
 
+describe('the Inspector CLI claims its reserved slot by echoing the reservation id with --tool-metadata', () => {
+  const TOOL = 'get-structured-content';
+  let everything: EverythingUpstream;
+  let proxy: RecordingProxy;
+  let firelimit: RunningFirelimit;
+  // firelimit's clock, moved to the slot by the test: the Inspector and the upstream do not read it.
+  let nowMs = Date.now();
+
+  beforeAll(async () => {
+    everything = await startEverythingUpstream();
+    proxy = await startRecordingProxy(everything.url);
+    firelimit = await startFirelimit({ UPSTREAM_MCP_URL: proxy.url, UPSTREAM_RATE: '1/min', UPSTREAM_HOLD_MS: '0', UPSTREAM_MAX_WAIT_MS: '90000' }, { clock: () => nowMs });
+  }, 30_000);
+
+  afterAll(async () => {
+    await firelimit?.stop();
+    await proxy?.close();
+    await everything?.close();
+  });
+
+  const call = (extra: readonly string[] = []): Promise<Captured> =>
+    inspector.run([firelimit.url.href, '--transport', 'http', '--header', `Authorization: Bearer ${GOOD_SECRET}`, '--method', 'tools/call', '--tool-name', TOOL, '--tool-arg', 'location=Chicago', ...extra]);
+
+  it('gets the same reservation back when early, and runs at its slot, reaching the upstream a second time', async () => {
+    expect((await call()).exitCode).toBe(0);
+    const reserved = parsedStdout(await call()) as { _meta?: Record<string, { status?: string; slotAtMs?: number; reservation?: string }> };
+    const figures = reserved._meta?.[QUOTA_META_KEY];
+    expect(figures).toMatchObject({ status: 'reserved', reservation: expect.any(String), slotAtMs: expect.any(Number) });
+    const echo = ['--tool-metadata', `firelimit/reservation=${figures?.reservation}`];
+    // Early with the id: the same reservation again (a call that echoes nothing would queue anew, here past the longest wait).
+    const early = parsedStdout(await call(echo)) as typeof reserved;
+    expect(early._meta?.[QUOTA_META_KEY]).toMatchObject({ status: 'reserved', reservation: figures?.reservation, slotAtMs: figures?.slotAtMs });
+
+    nowMs = figures?.slotAtMs as number;
+    const claimed = await call(echo);
+    expect({ exitCode: claimed.exitCode, stderr: claimed.stderr.includes('"error"') ? claimed.stderr : '' }).toEqual({ exitCode: 0, stderr: '' });
+    expect(parsedStdout(claimed)?.structuredContent).toMatchObject({ conditions: expect.any(String) });
+    expect(proxy.of('tools/call')).toHaveLength(2);
+    // firelimit's own key is not passed on to the upstream.
+    expect((proxy.of('tools/call')[1]?.params as { _meta?: Record<string, unknown> })._meta?.['firelimit/reservation']).toBeUndefined();
+  }, RUN_TIMEOUT_MS);
+});
+
 describe('the Inspector CLI with a bearer access token from a real OpenID provider', () => {
   let dir: string;
   let oidc: OidcProvider;
