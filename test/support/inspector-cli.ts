@@ -40,24 +40,5 @@ export function inspectorCli(): InspectorCli {
   };
 }
 
-/** The Inspector prints a tool result as one JSON document on stdout. */
-export function parsedStdout(got: Captured): Record<string, unknown> | undefined {
-  try {
-    return JSON.parse(got.stdout) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The Inspector's error envelope: the one stderr line that is a JSON object with `error`. */
-export function envelope(stderr: string): { code?: string; message?: string; status?: number } | undefined {
-  for (const line of stderr.split(/\r?\n/)) {
-    if (!line.startsWith('{"error"')) continue;
-    try {
-      return (JSON.parse(line) as { error?: { code?: string; message?: string } }).error;
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
-}
+/** The Inspector's error envelope on stderr, and the result it printed on stdout (one JSON document). */
+export { envelope, printedResult as parsedStdout } from '../../scripts/inspector-check-kit';
