@@ -8,6 +8,8 @@ import { INSPECTOR_OBSERVED } from '../src/developers/developers-clients';
 import { buildService } from '../src/service/build-service';
 import { createLogger } from '../src/shared/logger';
 import { TokenService } from '../src/tokens/token-service';
+import { gatewayChecks, oidcChecks } from './inspector-check-gateway-oidc';
+import { envelope, expectThat, type Check, type ErrorEnvelope } from './inspector-check-kit';
 import { NODE_22, npxOnNode22, runCaptured, type Captured } from './node-22';
 
 /**
@@ -23,29 +25,6 @@ const INSPECTOR = `${INSPECTOR_OBSERVED.packageName}@${INSPECTOR_OBSERVED.versio
 const LIMIT_PER_MINUTE = 1;
 const TOKEN_NAME = 'inspector-check';
 
-interface Check {
-  readonly run: string;
-  readonly got: Captured;
-  readonly failures: readonly string[];
-}
-
-interface ErrorEnvelope {
-  readonly error?: { code?: string; message?: string; cause?: string; status?: number };
-}
-
-/** The Inspector's error envelope: the one stderr line that is a JSON object with `error`. */
-function envelope(text: string): ErrorEnvelope['error'] {
-  for (const line of text.split(/\r?\n/)) {
-    if (!line.startsWith('{"error"')) continue;
-    try {
-      return (JSON.parse(line) as ErrorEnvelope).error;
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
-}
-
 /** Our JSON-RPC body, from the end of a message that carries it after the SDK's prefix. */
 function ourBody(message: string | undefined): { error?: { code?: number; message?: string; data?: Record<string, unknown> } } | undefined {
   const at = message?.indexOf(INSPECTOR_OBSERVED.bodyPrefix) ?? -1;
@@ -55,10 +34,6 @@ function ourBody(message: string | undefined): { error?: { code?: number; messag
   } catch {
     return undefined;
   }
-}
-
-function expectThat(failures: string[], ok: boolean, what: string): void {
-  if (!ok) failures.push(what);
 }
 
 function expectAuthRefusal(got: Captured, failures: string[]): NonNullable<ErrorEnvelope['error']> {
@@ -155,6 +130,8 @@ async function main(): Promise<number> {
       checks.push({ run, got, failures });
     }
     checks.push(await noTokenInTerminal(cli([...whoami]), env));
+    checks.push(...(await gatewayChecks(inspector, dir)));
+    checks.push(...(await oidcChecks(inspector, dir)));
 
     printTable(checks);
     const failed = checks.filter((c) => c.failures.length > 0);

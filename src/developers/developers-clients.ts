@@ -45,8 +45,9 @@ export const LANGCHAIN_OBSERVED = {
 /**
  * What the MCP Inspector CLI (`--cli`) showed when `npm run inspector-check`
  * (scripts/inspector-check.ts) ran it against this service. It needs Node 22,
- * so it is fetched on demand and run apart from `npm test`; the script fails
- * when the Inspector stops matching any field here.
+ * so it is fetched on demand through npx; the script fails when the Inspector
+ * stops matching any field here, and test/integration/inspector-cli.test.ts
+ * (in `npm test`) holds the gateway and OpenID provider fields.
  */
 export const INSPECTOR_OBSERVED = {
   packageName: '@modelcontextprotocol/inspector',
@@ -65,6 +66,12 @@ export const INSPECTOR_OBSERVED = {
   noTtyMessagePrefix: 'Interactive OAuth requires a TTY',
   /** In a terminal with no token it tries OAuth and stops with this, followed by our /register answer. */
   noTokenTerminalMessage: 'Dynamic Client Registration rejected (HTTP 403)',
+  /**
+   * A tool result with `isError: true` (the gateway's "reserved"/"rejected" answer): the whole result on
+   * stdout, then this exit code and error code on stderr. Held by test/integration/inspector-cli.test.ts.
+   */
+  toolErrorExitCode: 5,
+  toolErrorCode: 'tool_is_error',
 } as const;
 
 /**

@@ -2,6 +2,7 @@ import { anyUpstreamQuota, upstreamIntervalMs, type Config, type UpstreamConfig 
 import { defaultCostOf } from '../policies/free-calls';
 import { reservationsPerTokenOf } from '../config/upstream-config';
 import { FORWARDED_METHODS, NO_UPSTREAM_COSTS, sharedUpstreamCostOf } from '../config/upstream-costs';
+import { INSPECTOR_OBSERVED } from './developers-clients';
 import { html, type SafeHtml } from './html';
 
 const UNIT_WORDS: Readonly<Record<number, string>> = { 1000: 'second', 60_000: 'minute', 3_600_000: 'hour', 86_400_000: 'day' };
@@ -79,7 +80,9 @@ unreachable and this service is set to refuse rather than guess (<code>unavailab
 </ul>
 <p>For a tool that declares an <code>outputSchema</code>, these figures are in the result's
 <code>_meta["firelimit/upstreamQuota"]</code> only, not in <code>structuredContent</code>, so a client that checks
-structured results against the schema still reads the answer; every quota answer carries them there. A
+structured results against the schema still reads the answer; every quota answer carries them there. (The MCP
+Inspector CLI ${INSPECTOR_OBSERVED.version} prints such an answer whole and exits with code ${String(INSPECTOR_OBSERVED.toolErrorExitCode)},
+<code>${INSPECTOR_OBSERVED.toolErrorCode}</code>, as it does for every result with <code>isError: true</code>.) A
 <code>resources/read</code>, <code>prompts/get</code> or <code>completion/complete</code> the quota cannot run now is
 answered with a JSON-RPC error, code <code>-32029</code>, whose <code>data</code> holds the same figures and the
 <code>method</code>; send the same request again as the figures say. Times are to the millisecond

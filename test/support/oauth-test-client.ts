@@ -1,4 +1,4 @@
-import type { OAuthClientMetadata, OAuthClientProvider, StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientMetadata, type OAuthClientProvider, type StoredOAuthClientInformation, type StoredOAuthTokens } from '@modelcontextprotocol/client';
 
 export const REDIRECT_URI = 'http://127.0.0.1:1/oauth/callback';
 
@@ -91,4 +91,21 @@ export async function signInAs(authorizationUrl: URL, user: string): Promise<URL
     form = undefined;
   }
   throw new Error(`sign-in did not come back to the client:\n${hops.join('\n')}`);
+}
+
+/**
+ * An access token for the resource at `mcpUrl`, as an MCP host gets one with
+ * the SDK 2.x client: RFC 9728 discovery, registration, PKCE, `user`'s
+ * sign-in at the provider. For handing to a client that takes only a static
+ * header (the Inspector CLI).
+ */
+export async function accessTokenFor(mcpUrl: URL, user: string): Promise<string> {
+  const oauth = new InMemoryOAuthClient();
+  const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth });
+  const refused = await new Client({ name: 'token-fetcher', version: '1.0.0' }).connect(transport).catch((error: unknown) => error);
+  if (!(refused instanceof UnauthorizedError)) throw refused instanceof Error ? refused : new Error(`expected a 401 from ${mcpUrl.href} first`);
+  await transport.finishAuth(await signInAs(oauth.authorizationUrl as URL, user));
+  const token = oauth.tokens()?.access_token;
+  if (token === undefined) throw new Error('the OAuth flow ended without an access token');
+  return token;
 }

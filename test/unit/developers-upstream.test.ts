@@ -1,4 +1,5 @@
 import { loadConfig } from '../../src/config/config';
+import { INSPECTOR_OBSERVED } from '../../src/developers/developers-clients';
 import { renderDevelopersPage } from '../../src/developers/developers-page';
 
 const page = (env: NodeJS.ProcessEnv): string => renderDevelopersPage(loadConfig(env, { cwd: '/srv' }), { baseUrl: 'https://mcp.example' });
@@ -124,6 +125,12 @@ describe('/developers says which requests the shared upstream quota counts', () 
     const text = withCosts(costs);
     expect(figure(text, 'upstream-counted-methods')).toBe(counted);
     expect(text).toContain('_meta["firelimit/upstreamQuota"]');
+  });
+
+  it('says what the Inspector CLI does with a quota answer, from the observed exit code', () => {
+    expect(withCosts({}).replace(/\s+/g, ' ')).toContain(
+      `MCP Inspector CLI ${INSPECTOR_OBSERVED.version} prints such an answer whole and exits with code ${INSPECTOR_OBSERVED.toolErrorExitCode}, <code>${INSPECTOR_OBSERVED.toolErrorCode}</code>`,
+    );
   });
 
   it('names the tools priced 0', () => {
