@@ -5,7 +5,7 @@ import { tiersOf } from './tiers-from-env';
 import type { Tier } from './tier';
 import type { FailurePolicy } from '../limiter/rate-limiter';
 import type { BackendName } from '../limiter/limit-store';
-import { InvalidRedisUrlError, parseRedisUrl } from '../limiter/stores/redis-url';
+import { InvalidRedisUrlError, parseRedisSeeds, type RedisMode } from '../limiter/stores/redis-url';
 import { ConfigError, type ConfigProblem } from './config-error';
 import { knobs, type KnobValues } from './knobs';
 import type { PoliciesConfig } from '../policies/resolve-charges';
@@ -64,6 +64,10 @@ export interface Config {
     /** A secret: never log it. Only set when the backend is redis. */
     readonly url: string | undefined;
     readonly keyPrefix: string;
+    /** REDIS_MODE: cluster reads REDIS_URL as seed nodes and tags every key (ADR 0056). */
+    readonly mode: RedisMode;
+    /** REDIS_TLS_CA_FILE, resolved; only with a rediss:// URL. */
+    readonly tlsCaFile: string | undefined;
   };
   readonly tokens: {
     readonly store: 'file' | 'firestore';
@@ -176,13 +180,33 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       });
     } else if (redisUrl !== undefined) {
       try {
-        parseRedisUrl(redisUrl);
+        const seeds = parseRedisSeeds(redisUrl, v.REDIS_MODE);
+        if (v.REDIS_TLS_CA_FILE !== undefined && !seeds.every((seed) => seed.tls)) {
+          problems.push({
+            knob: 'REDIS_TLS_CA_FILE',
+            problem: 'a CA file is set but the Redis URL is redis:// (no TLS)',
+            fix: 'use rediss://host:port in REDIS_URL for TLS, or unset REDIS_TLS_CA_FILE',
+          });
+        }
       } catch (error) {
         // The parser's messages never echo the URL: it may carry a password.
         problems.push({
           knob: v.REDIS_URL_FILE !== undefined ? 'REDIS_URL_FILE' : 'REDIS_URL',
           problem: error instanceof InvalidRedisUrlError ? error.message.replace(/^REDIS_URL /, 'the URL ') : 'not a usable Redis URL',
-          fix: 'use redis://[:password@]host:port[/db] or rediss://... for TLS',
+          fix: v.REDIS_MODE === 'cluster'
+            ? 'use redis://[:password@]host:port (rediss:// for TLS), several seed nodes comma-separated, no /db'
+            : 'use redis://[:password@]host:port[/db] or rediss://... for TLS',
+        });
+      }
+    }
+    if (v.REDIS_TLS_CA_FILE !== undefined) {
+      try {
+        (options.readFile ?? defaultReadFile)(path.resolve(cwd, v.REDIS_TLS_CA_FILE));
+      } catch {
+        problems.push({
+          knob: 'REDIS_TLS_CA_FILE',
+          problem: 'the file cannot be read',
+          fix: 'point REDIS_TLS_CA_FILE at a readable PEM file of the CA that signed the Redis server certificate, or unset it',
         });
       }
     }
@@ -239,7 +263,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       firestoreEmulatorHost: v.FIRESTORE_EMULATOR_HOST,
       projectId: v.GOOGLE_CLOUD_PROJECT,
     },
-    redis: { url: redisUrl, keyPrefix: v.REDIS_KEY_PREFIX },
+    redis: {
+      url: redisUrl,
+      keyPrefix: v.REDIS_KEY_PREFIX,
+      mode: v.REDIS_MODE,
+      tlsCaFile: v.REDIS_TLS_CA_FILE === undefined ? undefined : path.resolve(cwd, v.REDIS_TLS_CA_FILE),
+    },
     tokens: {
       store: v.TOKEN_STORE,
       file: path.resolve(cwd, v.TOKENS_FILE),
@@ -283,6 +312,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     allowedHosts: config.http.allowAnyHost ? '*' : config.http.allowedHosts,
     tokenStore: config.tokens.store,
     redisUrl: config.redis.url === undefined ? undefined : '[set]',
+    redisMode: config.rateLimit.backend === 'redis' ? config.redis.mode : undefined,
     // The URL is refused at boot when it carries credentials; the Authorization value is never described.
     upstream: config.upstream === undefined ? undefined : { url: urlWithoutQuery(config.upstream.url), authorization: config.upstream.authorization === undefined ? 'none' : '[set]', quota: config.upstream.quota === undefined ? 'none' : `${config.upstream.quota.limit}/${config.upstream.quota.windowMs / 1000}s x ${config.upstream.quota.headroom}` },
   };

@@ -31,6 +31,8 @@ export async function createLimitStore(config: Config, firebaseApp: App | undefi
       const { RedisWindowStore } = await import('../limiter/stores/redis-store');
       return new RedisWindowStore({
         url: config.redis.url,
+        mode: config.redis.mode,
+        ...(config.redis.tlsCaFile !== undefined ? { tlsCaFile: config.redis.tlsCaFile } : {}),
         keyPrefix: `${config.redis.keyPrefix}${spec.namespace}:`,
         // One deadline: the store gives up on a command when the guard stops waiting for it.
         commandTimeoutMs: config.rateLimit.timeoutMs,

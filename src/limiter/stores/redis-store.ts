@@ -1,4 +1,5 @@
-import { createClient, ErrorReply, TimeoutError } from 'redis';
+import { readFileSync } from 'node:fs';
+import { ErrorReply, TimeoutError } from 'redis';
 import { describeError } from '../../shared/describe-error';
 import { withDeadline } from '../backend-guard';
 import { silentLogger, type Logger } from '../../shared/logger';
@@ -12,21 +13,38 @@ import {
   AUTH_REPLY_CODES,
   authRefusalHint,
   isNoScriptError,
+  MISCONFIGURATION_REPLY_CODES,
+  misconfigurationHint,
   REDIS_AUTH_REFUSED,
   REDIS_BAD_REPLY,
   REDIS_ERROR_REPLY,
+  REDIS_MISCONFIGURED,
   REDIS_TIMEOUT,
   REDIS_UNAVAILABLE,
   redisReplyCode,
   RedisStoreError,
 } from './redis-store-error';
-import { parseRedisUrl, scrubRedisSecrets } from './redis-url';
+import { openRedisConnection, type RedisConnection } from './redis-connection';
+import { parseRedisSeeds, scrubRedisSecrets, type RedisMode } from './redis-url';
 
 
 export interface RedisWindowStoreOptions {
-  /** `redis://[:password@]host[:port][/db]` or `rediss://...`. Never logged, scrubbed from every error. */
+  /**
+   * `redis://[:password@]host[:port][/db]` or `rediss://...`; in cluster mode one or more seed nodes,
+   * comma-separated, without /db. Never logged, scrubbed from every error.
+   */
   readonly url: string;
-  /** Prepended to every key, so several deployments can share one Redis. Default 'firelimit:'. */
+  /**
+   * 'cluster': Redis Cluster through node-redis' cluster client, each limited key's keys under one
+   * hash tag (`prefix{key}...`) so a decision is one script on one shard. Default 'standalone'.
+   */
+  readonly mode?: RedisMode;
+  /** A PEM CA bundle's path for rediss:// (REDIS_TLS_CA_FILE), read once here. Default: Node's trusted CAs. */
+  readonly tlsCaFile?: string;
+  /**
+   * Prepended to every key, so several deployments can share one Redis. Default 'firelimit:'. In
+   * cluster mode it may not contain '{' or '}': the hash tag must come from the key, or every key would share one slot.
+   */
   readonly keyPrefix?: string;
   /** Deadline for one Redis command; past it the command is abandoned. Default 1000. */
   readonly commandTimeoutMs?: number;
@@ -42,10 +60,9 @@ export const DEFAULT_REDIS_KEY_PREFIX = 'firelimit:';
 export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 1000;
 export const DEFAULT_REDIS_TTL_MARGIN_MS = 10_000;
 export const DEFAULT_REDIS_MAX_PENDING_COMMANDS = 1000;
-const CONNECT_TIMEOUT_MS = 2000;
-const RECONNECT_MAX_DELAY_MS = 2000;
+/** A misconfiguration is logged at ERROR at most once per code per this interval, however many calls meet it. */
+const MISCONFIGURATION_LOG_INTERVAL_MS = 60_000;
 
-type RedisClient = ReturnType<typeof createClient>;
 type CommandArgs = readonly string[];
 
 /** One of our scripts: its text, and the SHA1 EVALSHA names it by. */
@@ -73,13 +90,17 @@ export class RedisWindowStore implements LimitStore {
   readonly backend = 'redis' as const;
   readonly shared = true;
 
-  private readonly client: RedisClient;
+  private readonly client: RedisConnection;
   private readonly url: string;
+  private readonly mode: RedisMode;
   private readonly keyPrefix: string;
   private readonly ttlMarginArg: string;
   private readonly commandTimeoutMs: number;
   private readonly logger: Logger;
+  /** Per script and shard (the routing key's node): one SCRIPT LOAD however many calls met NOSCRIPT there at once. */
   private readonly scriptLoading = new Map<string, Promise<void>>();
+  /** When each misconfiguration code was last logged (wall clock: only paces a log line). */
+  private readonly misconfigurationLoggedAtMs = new Map<string, number>();
   private scriptLoadCount = 0;
   private down = false;
   private closed = false;
@@ -89,40 +110,31 @@ export class RedisWindowStore implements LimitStore {
   private authHintLogged = false;
 
   constructor(options: RedisWindowStoreOptions) {
-    const target = parseRedisUrl(options.url);
+    this.mode = options.mode ?? 'standalone';
+    const seeds = parseRedisSeeds(options.url, this.mode);
     const commandTimeoutMs = positiveInteger('commandTimeoutMs', options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS);
     const ttlMarginMs = positiveInteger('ttlMarginMs', options.ttlMarginMs ?? DEFAULT_REDIS_TTL_MARGIN_MS);
     const maxPending = positiveInteger('maxPendingCommands', options.maxPendingCommands ?? DEFAULT_REDIS_MAX_PENDING_COMMANDS);
     this.url = options.url;
     this.keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
+    if (this.mode === 'cluster' && /[{}]/.test(this.keyPrefix)) {
+      throw new RangeError('RedisWindowStore: in cluster mode keyPrefix may not contain "{" or "}": the store puts the hash tag around each limited key itself, and a tag in the prefix would put every key on one shard');
+    }
+    if (options.tlsCaFile !== undefined && !seeds.every((seed) => seed.tls)) {
+      throw new RangeError('RedisWindowStore: tlsCaFile is set but the URL is redis://; use rediss:// for TLS, or drop the CA file');
+    }
     this.ttlMarginArg = String(ttlMarginMs);
     this.commandTimeoutMs = commandTimeoutMs;
     this.logger = options.logger ?? silentLogger;
-
-    // The parts, not the URL: the client then has no URL string to put into its own errors.
-    this.client = createClient({
-      socket: {
-        host: target.host,
-        port: target.port,
-        ...(target.tls ? { tls: true as const } : {}),
-        connectTimeout: CONNECT_TIMEOUT_MS,
-        // Exponential from 50 ms to 2 s, jittered so a fleet does not reconnect in step.
-        reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, RECONNECT_MAX_DELAY_MS) + Math.floor(Math.random() * 100),
-      },
-      ...(target.username !== undefined ? { username: target.username } : {}),
-      ...(target.password !== undefined ? { password: target.password } : {}),
-      ...(target.database !== undefined ? { database: target.database } : {}),
-      disableOfflineQueue: true,
-      commandsQueueMaxLength: maxPending,
-      commandOptions: { timeout: commandTimeoutMs },
-      disableClientInfo: true,
-    }) as RedisClient;
-
-    // Without a listener an 'error' event would crash the process; every retry emits one.
-    this.client.on('error', (error: unknown) => this.markDown(error));
-    this.client.on('ready', () => this.markUp());
-    // Resolves at the first successful connection, however long that takes; rejects only on close.
-    this.client.connect().catch(() => undefined);
+    this.client = openRedisConnection({
+      mode: this.mode,
+      seeds,
+      ...(options.tlsCaFile !== undefined ? { tlsCa: readFileSync(options.tlsCaFile, 'utf8') } : {}),
+      maxPendingCommands: maxPending,
+      commandTimeoutMs,
+      onError: (error) => this.markDown(error),
+      onReady: () => this.markUp(),
+    });
   }
 
   /** SCRIPT LOADs performed so far (first use, and each NOSCRIPT); for tests and metrics. */
@@ -137,43 +149,51 @@ export class RedisWindowStore implements LimitStore {
   async whenReady(timeoutMs: number): Promise<boolean> {
     if (this.client.isReady) return true;
     if (this.closed) return false;
-    return new Promise((resolve) => {
-      const onReady = (): void => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        this.client.off('ready', onReady);
-        resolve(false);
-      }, timeoutMs);
-      timer.unref();
-      this.client.once('ready', onReady);
-    });
+    return this.client.whenReady(timeoutMs);
   }
 
   async consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
-    const reply = await this.evalScript(SET, decideCommand(this.keyPrefix, key, nowMs, this.ttlMarginArg, policies, cost));
+    const reply = await this.evalScript(SET, decideCommand(this.keyPrefix, this.tagged(key), nowMs, this.ttlMarginArg, policies, cost));
     return decisionFromSetReply(reply, policies);
   }
 
   async adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
     assertValidAdjustments(policies, adjustments);
-    assertAdjustReply(await this.evalScript(SET, adjustCommand(this.keyPrefix, key, nowMs, this.ttlMarginArg, policies, adjustments)), policies);
+    assertAdjustReply(await this.evalScript(SET, adjustCommand(this.keyPrefix, this.tagged(key), nowMs, this.ttlMarginArg, policies, adjustments)), policies);
+  }
+
+  /**
+   * The limited key as its Redis keys start after the prefix. In a cluster
+   * it is the hash tag, `{key}`: every key of one decision (one per policy,
+   * `{key}:slot`) then hashes to one slot, so the set stays one script on one
+   * shard, while different limited keys spread over all shards. A `}` inside
+   * the key ends the tag early, but at the same place in every key of the
+   * decision, so they still share a slot.
+   */
+  private tagged(key: string): string {
+    return this.mode === 'cluster' ? `{${key}}` : key;
   }
 
   /**
    * Runs another of our scripts on this connection, with the deadline, the
    * NOSCRIPT reload and the scrubbed errors every decision gets: stores of
    * another shape (the upstream quota) share the connection instead of
-   * opening their own. Keys get this store's prefix.
+   * opening their own. Keys get this store's prefix; in a cluster the first
+   * key is the hash tag of them all, so every other key must be the first
+   * plus a suffix (`q`, `q:holds`), and one call stays on one shard.
    */
   async runScript(script: LuaScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
-    return this.evalScript(script, ['EVALSHA', script.sha1, String(keys.length), ...keys.map((key) => this.keyPrefix + key), ...args]);
+    const first = keys[0];
+    if (first !== undefined && keys.some((key) => !key.startsWith(first))) {
+      throw new TypeError(`runScript: every key of one ${script.name} call must start with its first key, so they share one hash tag`);
+    }
+    const tag = first === undefined ? '' : this.tagged(first);
+    return this.evalScript(script, ['EVALSHA', script.sha1, String(keys.length), ...keys.map((key) => this.keyPrefix + tag + key.slice(tag === '' ? 0 : (first as string).length)), ...args]);
   }
 
   /** One PING on the store's own connection: a cheap probe for outage handling, and the bench's baseline. */
   async ping(): Promise<void> {
-    await this.send(['PING']);
+    await this.send(['PING'], undefined);
   }
 
   async close(): Promise<void> {
@@ -184,20 +204,26 @@ export class RedisWindowStore implements LimitStore {
   }
 
   private async evalScript(script: LuaScript, command: CommandArgs): Promise<unknown> {
+    // EVALSHA sha numkeys key...: the first key routes the call to its shard.
+    const routingKey = command[2] === '0' ? undefined : command[3];
     try {
-      return await this.sendWithDeadline(command);
+      return await this.sendWithDeadline(command, routingKey);
     } catch (error) {
       if (!isNoScriptError(error)) throw this.toStoreError(error);
     }
-    await this.loadScript(script);
-    return this.send(command);
+    await this.loadScript(script, routingKey);
+    return this.send(command, routingKey);
   }
 
-  /** One SCRIPT LOAD per script however many calls met NOSCRIPT at once. */
-  private loadScript(script: LuaScript): Promise<void> {
-    let loading = this.scriptLoading.get(script.sha1);
+  /** One SCRIPT LOAD per script and shard however many calls met NOSCRIPT there at once. */
+  private loadScript(script: LuaScript, routingKey: string | undefined): Promise<void> {
+    const shard = this.mode === 'cluster' && routingKey !== undefined ? `${script.sha1}@${routingKey}` : script.sha1;
+    let loading = this.scriptLoading.get(shard);
     if (loading === undefined) {
-      loading = this.send(['SCRIPT', 'LOAD', script.source])
+      loading = this.deadline(() => this.client.loadScript(script.source, routingKey))
+        .catch((error: unknown) => {
+          throw this.toStoreError(error);
+        })
         .then((sha) => {
           this.scriptLoadCount += 1;
           if (sha !== script.sha1) {
@@ -205,16 +231,16 @@ export class RedisWindowStore implements LimitStore {
           }
         })
         .finally(() => {
-          this.scriptLoading.delete(script.sha1);
+          this.scriptLoading.delete(shard);
         });
-      this.scriptLoading.set(script.sha1, loading);
+      this.scriptLoading.set(shard, loading);
     }
     return loading;
   }
 
-  private async send(command: CommandArgs): Promise<unknown> {
+  private async send(command: CommandArgs, routingKey: string | undefined): Promise<unknown> {
     try {
-      return await this.sendWithDeadline(command);
+      return await this.sendWithDeadline(command, routingKey);
     } catch (error) {
       throw this.toStoreError(error);
     }
@@ -227,9 +253,13 @@ export class RedisWindowStore implements LimitStore {
    * the client's queue until the server answers or the socket drops, which
    * `maxPendingCommands` bounds: past it, calls fail at once instead of piling up.
    */
-  private async sendWithDeadline(command: CommandArgs): Promise<unknown> {
+  private sendWithDeadline(command: CommandArgs, routingKey: string | undefined): Promise<unknown> {
+    return this.deadline(() => this.client.send(command, routingKey));
+  }
+
+  private async deadline(call: () => Promise<unknown>): Promise<unknown> {
     // withDeadline subscribes to the reply, so its late rejection (after the deadline won) is not unhandled.
-    const result = await withDeadline(() => this.client.sendCommand(command as string[]), this.commandTimeoutMs);
+    const result = await withDeadline(call, this.commandTimeoutMs);
     if (result.ok) {
       // An answered command ends a NOPERM outage (permissions granted), which no 'ready' event marks.
       this.authHintLogged = false;
@@ -247,6 +277,11 @@ export class RedisWindowStore implements LimitStore {
     if (redisCode !== undefined && AUTH_REPLY_CODES.has(redisCode)) {
       this.noteAuthRefusal(redisCode);
       return new RedisStoreError(REDIS_AUTH_REFUSED, authRefusalHint(redisCode), causeName, redisCode);
+    }
+    if (redisCode !== undefined && MISCONFIGURATION_REPLY_CODES.has(redisCode)) {
+      const hint = misconfigurationHint(redisCode, this.mode);
+      this.noteMisconfiguration(redisCode, hint);
+      return new RedisStoreError(REDIS_MISCONFIGURED, hint, causeName, redisCode);
     }
     if (this.authRefusal !== undefined && !this.client.isReady) {
       // Offline because the handshake was refused: say so, rather than a bare ClientOfflineError.
@@ -280,6 +315,19 @@ export class RedisWindowStore implements LimitStore {
     if (!this.down) return;
     this.down = false;
     this.logger.debug('redis connection restored', { event: 'ratelimit.redis_up' });
+  }
+
+  /**
+   * A reply that means the deployment is wrong: the guard's outage line names
+   * only our code, so this line names Redis' code and the remedy, at ERROR,
+   * once a minute per code however many calls meet it.
+   */
+  private noteMisconfiguration(redisCode: string, hint: string): void {
+    const nowMs = Date.now();
+    const lastMs = this.misconfigurationLoggedAtMs.get(redisCode);
+    if (lastMs !== undefined && nowMs - lastMs < MISCONFIGURATION_LOG_INTERVAL_MS) return;
+    this.misconfigurationLoggedAtMs.set(redisCode, nowMs);
+    this.logger.error(hint, { event: 'ratelimit.redis_misconfigured', backend: 'redis', mode: this.mode, redisCode });
   }
 
   /**
