@@ -97,6 +97,8 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning',
         '--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, `nodes-${port}.conf`),
         '--cluster-node-timeout', String(nodeTimeoutMs), '--dir', dir,
+        // Redis' default (yes) makes every shard answer CLUSTERDOWN while one has no master; no keeps the others serving.
+        '--cluster-require-full-coverage', 'no',
       ];
       if (detached) {
         const child = spawn(binary, args, { detached: true, stdio: 'ignore' });
@@ -121,9 +123,12 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       }),
     );
     // Replicas attach after the state turns ok; a kill -9 before that would leave a shard without a successor.
+    // A replica that never finished its first sync is not eligible for promotion, so up means each one's link is up.
     await until(deadline, `${masters} masters each with a replica in sync`, () => {
       const table = clusterNodes(ports[0] as number);
-      return table.filter((n) => n.role === 'master' && n.slots).length === masters && table.filter((n) => n.role === 'slave' && n.linked).length === masters;
+      const replicas = table.filter((n) => n.role === 'slave' && n.linked);
+      return table.filter((n) => n.role === 'master' && n.slots).length === masters && replicas.length === masters
+        && replicas.every((n) => cli(n.port, 'INFO', 'replication').includes('master_link_status:up'));
     });
     for (const shell of shells) {
       shell.unref();
