@@ -55,7 +55,10 @@ export interface Config {
     readonly probeIntervalMs: number;
   };
   readonly firebase: {
+    /** The first of databaseUrls: the firebase app's default database (the upstream quota lives there). */
     readonly databaseUrl: string | undefined;
+    /** FIREBASE_DATABASE_URLS, or FIREBASE_DATABASE_URL alone; each key lives in one (ADR 0057). */
+    readonly databaseUrls: readonly string[];
     readonly databaseEmulatorHost: string | undefined;
     readonly firestoreEmulatorHost: string | undefined;
     readonly projectId: string | undefined;
@@ -220,7 +223,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
     });
   }
 
-  if (v.RATE_LIMIT_BACKEND === 'rtdb' && v.FIREBASE_DATABASE_URL === undefined) {
+  if (v.FIREBASE_DATABASE_URLS !== undefined && v.FIREBASE_DATABASE_URL !== undefined && v.FIREBASE_DATABASE_URLS[0] !== v.FIREBASE_DATABASE_URL) {
+    // Which one holds the keys would be a guess: refuse rather than pick.
+    problems.push({
+      knob: 'FIREBASE_DATABASE_URLS',
+      problem: 'FIREBASE_DATABASE_URL is set too, and is not the first of FIREBASE_DATABASE_URLS',
+      fix: 'unset FIREBASE_DATABASE_URL, or list it first in FIREBASE_DATABASE_URLS',
+    });
+  }
+  if (v.RATE_LIMIT_BACKEND === 'rtdb' && v.FIREBASE_DATABASE_URL === undefined && v.FIREBASE_DATABASE_URLS === undefined) {
     problems.push({
       knob: 'FIREBASE_DATABASE_URL',
       problem: 'RATE_LIMIT_BACKEND is rtdb but no database URL is set',
@@ -258,7 +269,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       probeIntervalMs: v.RATE_LIMIT_PROBE_INTERVAL_MS,
     },
     firebase: {
-      databaseUrl: v.FIREBASE_DATABASE_URL,
+      databaseUrl: v.FIREBASE_DATABASE_URLS?.[0] ?? v.FIREBASE_DATABASE_URL,
+      databaseUrls: v.FIREBASE_DATABASE_URLS ?? (v.FIREBASE_DATABASE_URL === undefined ? [] : [v.FIREBASE_DATABASE_URL]),
       databaseEmulatorHost: v.FIREBASE_DATABASE_EMULATOR_HOST,
       firestoreEmulatorHost: v.FIRESTORE_EMULATOR_HOST,
       projectId: v.GOOGLE_CLOUD_PROJECT,

@@ -164,6 +164,31 @@ export const knobs = {
     z.url({ error: 'expected a URL' }).optional(),
     'set FIREBASE_DATABASE_URL to your database URL, e.g. https://my-project-default-rtdb.firebaseio.com',
   ),
+  /**
+   * Several databases, comma-separated: each key lives in the one rendezvous hashing of the URL and the
+   * key picks (src/limiter/stores/rendezvous.ts), so adding one later moves only the keys it must.
+   */
+  FIREBASE_DATABASE_URLS: knob(
+    z
+      .string()
+      .optional()
+      .transform((s, ctx) => {
+        if (s === undefined) return undefined;
+        const urls = s.split(',').map((part) => part.trim());
+        for (const url of urls) {
+          if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+            ctx.addIssue({ code: 'custom', message: `${JSON.stringify(url)} is not an http(s) database URL` });
+            return z.NEVER;
+          }
+        }
+        if (new Set(urls).size !== urls.length) {
+          ctx.addIssue({ code: 'custom', message: 'a database is listed twice' });
+          return z.NEVER;
+        }
+        return urls as readonly string[];
+      }),
+    'set FIREBASE_DATABASE_URLS to the database URLs, comma-separated, e.g. https://p-default-rtdb.firebaseio.com,https://p-two.firebaseio.com (keep their order and spelling when adding one), or unset it and set FIREBASE_DATABASE_URL',
+  ),
   FIREBASE_DATABASE_EMULATOR_HOST: knob(
     z.string().regex(/^[^:/\s]+:\d+$/, { error: 'expected host:port' }).optional(),
     'set FIREBASE_DATABASE_EMULATOR_HOST to host:port of the emulator, e.g. 127.0.0.1:9000, or unset it',
