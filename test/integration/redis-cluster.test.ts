@@ -145,13 +145,18 @@ describe('replies that mean misconfiguration', () => {
   });
 });
 
-describe('a master killed with -9', () => {
-  test("its keys are shared again within the node timeout + 10 s, and keys of the other shards never fail meanwhile", async () => {
-    const store = new RedisWindowStore({ url: cluster.url, mode: 'cluster', keyPrefix: 'kill:', commandTimeoutMs: 500 });
+// Frozen first: a SIGCONTed master rejoins as a replica, so the cluster has all its replicas again for the kill.
+describe.each([
+  ['frozen (SIGSTOP: its sockets stay open, nothing answers)', 'freeze'],
+  ['killed with -9', 'kill'],
+] as const)('a master %s', (_, how) => {
+  test('its keys are shared again within the node timeout + 10 s, from the promoted replica with their count, and keys of the other shards never fail meanwhile', async () => {
+    const prefix = `${how}:`;
+    const store = new RedisWindowStore({ url: cluster.url, mode: 'cluster', keyPrefix: prefix, commandTimeoutMs: 500 });
     opened.push(store);
     expect(await store.whenReady(5000)).toBe(true);
-    const tokens = Array.from({ length: 60 }, (_, i) => `tok_kill${i}`);
-    const portOf = new Map(tokens.map((t) => [t, cluster.masterPortOf(`kill:{${t}}`)]));
+    const tokens = Array.from({ length: 60 }, (_, i) => `tok_${how}${i}`);
+    const portOf = new Map(tokens.map((t) => [t, cluster.masterPortOf(`${prefix}{${t}}`)]));
     const victimPort = portOf.get(tokens[0] as string) as number;
     const victim = tokens.filter((t) => portOf.get(t) === victimPort);
     const others = tokens.filter((t) => portOf.get(t) !== victimPort);
@@ -161,12 +166,13 @@ describe('a master killed with -9', () => {
     const raw = createCluster({ rootNodes: [{ url: cluster.url.split(',')[0] as string }] });
     await raw.connect();
     try {
-      expect(await raw.sendCommand(`kill:{${victim[0] as string}}`, false, ['WAIT', '1', '2000'])).toBe(1);
+      expect(await raw.sendCommand(`${prefix}{${victim[0] as string}}`, false, ['WAIT', '1', '2000'])).toBe(1);
     } finally {
       raw.destroy();
     }
 
-    cluster.kill(victimPort);
+    if (how === 'kill') cluster.kill(victimPort);
+    else cluster.suspend(victimPort);
     const killedAtMs = Date.now();
     let otherFailures = 0;
     let sharedAgainAfterMs: number | undefined;
@@ -179,10 +185,13 @@ describe('a master killed with -9', () => {
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    // Asked before a frozen master resumes: until it hears it was replaced it still calls itself master.
+    const servedBy = sharedAgainAfterMs === undefined ? victimPort : cluster.masterPortOf(`${prefix}{${victim[0] as string}}`);
+    if (how === 'freeze') cluster.resume(victimPort);
     expect({ sharedAgainWithinBound: sharedAgainAfterMs !== undefined, otherFailures }).toEqual({ sharedAgainWithinBound: true, otherFailures: 0 });
     // The promoted replica holds what the dead master had counted: the figure went on, not back to zero.
     const after = await store.consume(victim[0] as string, NOW_MS, ONE_LIMIT, 0);
     expect(after.decisions[0]?.remaining).toBe(4);
-    expect(cluster.masterPortOf(`kill:{${victim[0] as string}}`)).not.toBe(victimPort);
+    expect(servedBy).not.toBe(victimPort);
   }, 30_000);
 });

@@ -47,6 +47,10 @@ export interface RedisCluster {
   masterPorts(): number[];
   /** SIGKILL one node; the cluster fails it over after nodeTimeoutMs. */
   kill(port: number): void;
+  /** SIGSTOP one node: its sockets stay open and nothing answers; the cluster fails it over after nodeTimeoutMs. */
+  suspend(port: number): void;
+  /** SIGCONT. */
+  resume(port: number): void;
   /** SIGKILLs every node; safe to call twice. */
   close(): Promise<void>;
 }
@@ -140,6 +144,11 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   }
 
   const killed = new Set<number>();
+  const nodeOf = (port: number): ClusterNode => {
+    const node = nodes.find((n) => n.port === port);
+    if (node === undefined) throw new Error(`no node on port ${port}`);
+    return node;
+  };
   // A node to ask about the cluster: any that still answers (a killed one may linger as a zombie, so not by PID).
   const alive = (): number => (nodes.find((n) => !killed.has(n.port) && cli(n.port, 'PING') === 'PONG') ?? (nodes[0] as ClusterNode)).port;
   return {
@@ -154,6 +163,12 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     },
     masterPorts() {
       return clusterNodes(alive()).filter((n) => n.role === 'master' && !n.failed && n.slots).map((n) => n.port);
+    },
+    suspend(port) {
+      process.kill(nodeOf(port).pid, 'SIGSTOP');
+    },
+    resume(port) {
+      process.kill(nodeOf(port).pid, 'SIGCONT');
     },
     kill(port) {
       const node = nodes.find((n) => n.port === port);

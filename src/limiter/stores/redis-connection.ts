@@ -32,6 +32,13 @@ export interface RedisConnection {
   loadScript(source: string, routingKey: string | undefined): Promise<unknown>;
   /** True once ready, false after `timeoutMs`; never rejects. */
   whenReady(timeoutMs: number): Promise<boolean>;
+  /**
+   * The server serving `routingKey` let a command pass its deadline. In a
+   * cluster: ask the other nodes for the topology (at most once per
+   * CLUSTER_TOPOLOGY_REFRESH_MS), since a frozen master keeps its sockets open
+   * and the client, seeing no disconnect, would never look for its successor.
+   */
+  suspect(routingKey: string | undefined): void;
   destroy(): void;
 }
 
@@ -102,6 +109,8 @@ function openStandalone(options: RedisConnectionOptions): RedisConnection {
     send: (command) => client.sendCommand(command as string[]),
     loadScript: (source) => client.sendCommand(['SCRIPT', 'LOAD', source]),
     whenReady: (timeoutMs) => waitFor(() => client.isReady, (listener) => client.once('ready', listener), (listener) => client.off('ready', listener), timeoutMs),
+    // One server: nothing to look for elsewhere; the reconnects cover a restart.
+    suspect: () => undefined,
     destroy: () => client.destroy(),
   };
 }
@@ -121,7 +130,16 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
     topologyRefreshOnReconnectionAttemptStrategy: CLUSTER_TOPOLOGY_REFRESH_MS,
   });
   let closed = false;
+  let lastRefreshMs = Number.NEGATIVE_INFINITY;
   const readyListeners = new Set<() => void>();
+  // Asked of the other nodes: asking the frozen one would hang as the command did. Until the cluster has
+  // promoted a replica they name the same master, and the next deadline asks again.
+  const refreshWithout = async (routingKey: string): Promise<void> => {
+    const node = await cluster.getNodeClientForKey(routingKey);
+    const socket = node.options?.socket as { host?: string; port?: number } | undefined;
+    const address = socket?.host !== undefined && socket.port !== undefined ? `${socket.host}:${socket.port}` : undefined;
+    await cluster._slots.rediscover(undefined, address === undefined ? undefined : new Set([address]));
+  };
   cluster.on('error', options.onError);
   cluster.on('node-error', options.onError);
   cluster.on('node-ready', options.onReady);
@@ -157,6 +175,12 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
       return node.sendCommand(['SCRIPT', 'LOAD', source]);
     },
     whenReady: (timeoutMs) => waitFor(() => cluster.isReady, (listener) => readyListeners.add(listener), (listener) => readyListeners.delete(listener), timeoutMs),
+    suspect(routingKey) {
+      const nowMs = Date.now();
+      if (closed || !cluster.isReady || routingKey === undefined || nowMs - lastRefreshMs < CLUSTER_TOPOLOGY_REFRESH_MS) return;
+      lastRefreshMs = nowMs;
+      void refreshWithout(routingKey).catch(options.onError);
+    },
     destroy() {
       closed = true;
       cluster.destroy();

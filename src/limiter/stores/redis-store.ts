@@ -253,8 +253,13 @@ export class RedisWindowStore implements LimitStore {
    * the client's queue until the server answers or the socket drops, which
    * `maxPendingCommands` bounds: past it, calls fail at once instead of piling up.
    */
-  private sendWithDeadline(command: CommandArgs, routingKey: string | undefined): Promise<unknown> {
-    return this.deadline(() => this.client.send(command, routingKey));
+  private async sendWithDeadline(command: CommandArgs, routingKey: string | undefined): Promise<unknown> {
+    try {
+      return await this.deadline(() => this.client.send(command, routingKey));
+    } catch (error) {
+      if (error instanceof RedisStoreError && error.code === REDIS_TIMEOUT) this.client.suspect(routingKey);
+      throw error;
+    }
   }
 
   private async deadline(call: () => Promise<unknown>): Promise<unknown> {
