@@ -1,6 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { ErrorReply, TimeoutError } from 'redis';
-import { describeError } from '../../shared/describe-error';
 import { withDeadline } from '../backend-guard';
 import { silentLogger, type Logger } from '../../shared/logger';
 import type { Adjustment } from '../algorithms/algorithm';
@@ -9,23 +7,10 @@ import type { PolicySet } from '../policy';
 import type { LimitStore, StoreDecision } from '../limit-store';
 import { SET_SCRIPT, SET_SCRIPT_SHA1 } from './lua/set-script';
 import { adjustCommand, assertAdjustReply, decideCommand, decisionFromSetReply } from './redis-set-command';
-import {
-  AUTH_REPLY_CODES,
-  authRefusalHint,
-  isNoScriptError,
-  MISCONFIGURATION_REPLY_CODES,
-  misconfigurationHint,
-  REDIS_AUTH_REFUSED,
-  REDIS_BAD_REPLY,
-  REDIS_ERROR_REPLY,
-  REDIS_MISCONFIGURED,
-  REDIS_TIMEOUT,
-  REDIS_UNAVAILABLE,
-  redisReplyCode,
-  RedisStoreError,
-} from './redis-store-error';
+import { isNoScriptError, REDIS_BAD_REPLY, REDIS_TIMEOUT, RedisStoreError } from './redis-store-error';
 import { openRedisConnection, type RedisConnection } from './redis-connection';
-import { parseRedisSeeds, scrubRedisSecrets, type RedisMode } from './redis-url';
+import { RedisErrorReporter } from './redis-error-reporter';
+import { parseRedisSeeds, type RedisMode } from './redis-url';
 
 
 export interface RedisWindowStoreOptions {
@@ -60,9 +45,6 @@ export const DEFAULT_REDIS_KEY_PREFIX = 'firelimit:';
 export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 1000;
 export const DEFAULT_REDIS_TTL_MARGIN_MS = 10_000;
 export const DEFAULT_REDIS_MAX_PENDING_COMMANDS = 1000;
-/** A misconfiguration is logged at ERROR at most once per code per this interval, however many calls meet it. */
-const MISCONFIGURATION_LOG_INTERVAL_MS = 60_000;
-
 type CommandArgs = readonly string[];
 
 /** One of our scripts: its text, and the SHA1 EVALSHA names it by. */
@@ -96,18 +78,11 @@ export class RedisWindowStore implements LimitStore {
   private readonly keyPrefix: string;
   private readonly ttlMarginArg: string;
   private readonly commandTimeoutMs: number;
-  private readonly logger: Logger;
   /** Per script and shard (the routing key's node): one SCRIPT LOAD however many calls met NOSCRIPT there at once. */
   private readonly scriptLoading = new Map<string, Promise<void>>();
-  /** When each misconfiguration code was last logged (wall clock: only paces a log line). */
-  private readonly misconfigurationLoggedAtMs = new Map<string, number>();
+  private readonly errors: RedisErrorReporter;
   private scriptLoadCount = 0;
-  private down = false;
   private closed = false;
-  /** The auth refusal behind the current outage, if that is what it is; commands failing meanwhile carry it. */
-  private authRefusal: string | undefined;
-  /** The operator's hint is logged once per outage, not once per reconnect attempt. */
-  private authHintLogged = false;
 
   constructor(options: RedisWindowStoreOptions) {
     this.mode = options.mode ?? 'standalone';
@@ -125,15 +100,18 @@ export class RedisWindowStore implements LimitStore {
     }
     this.ttlMarginArg = String(ttlMarginMs);
     this.commandTimeoutMs = commandTimeoutMs;
-    this.logger = options.logger ?? silentLogger;
+    const logger = options.logger ?? silentLogger;
+    this.errors = new RedisErrorReporter({ url: options.url, mode: this.mode, commandTimeoutMs, logger, isReady: () => this.client.isReady });
     this.client = openRedisConnection({
       mode: this.mode,
       seeds,
       ...(options.tlsCaFile !== undefined ? { tlsCa: readFileSync(options.tlsCaFile, 'utf8') } : {}),
       maxPendingCommands: maxPending,
       commandTimeoutMs,
-      onError: (error) => this.markDown(error),
-      onReady: () => this.markUp(),
+      onError: (error) => {
+        if (!this.closed) this.errors.markDown(error);
+      },
+      onReady: () => this.errors.markUp(),
     });
   }
 
@@ -209,7 +187,7 @@ export class RedisWindowStore implements LimitStore {
     try {
       return await this.sendWithDeadline(command, routingKey);
     } catch (error) {
-      if (!isNoScriptError(error)) throw this.toStoreError(error);
+      if (!isNoScriptError(error)) throw this.errors.toStoreError(error);
     }
     await this.loadScript(script, routingKey);
     return this.send(command, routingKey);
@@ -222,7 +200,7 @@ export class RedisWindowStore implements LimitStore {
     if (loading === undefined) {
       loading = this.deadline(() => this.client.loadScript(script.source, routingKey))
         .catch((error: unknown) => {
-          throw this.toStoreError(error);
+          throw this.errors.toStoreError(error);
         })
         .then((sha) => {
           this.scriptLoadCount += 1;
@@ -242,7 +220,7 @@ export class RedisWindowStore implements LimitStore {
     try {
       return await this.sendWithDeadline(command, routingKey);
     } catch (error) {
-      throw this.toStoreError(error);
+      throw this.errors.toStoreError(error);
     }
   }
 
@@ -266,85 +244,11 @@ export class RedisWindowStore implements LimitStore {
     // withDeadline subscribes to the reply, so its late rejection (after the deadline won) is not unhandled.
     const result = await withDeadline(call, this.commandTimeoutMs);
     if (result.ok) {
-      // An answered command ends a NOPERM outage (permissions granted), which no 'ready' event marks.
-      this.authHintLogged = false;
+      this.errors.answered();
       return result.value;
     }
     if (result.cause === 'timeout') throw new RedisStoreError(REDIS_TIMEOUT, `redis command did not complete within ${this.commandTimeoutMs} ms`);
     throw result.error;
-  }
-
-  private toStoreError(error: unknown): RedisStoreError {
-    if (error instanceof RedisStoreError) return error;
-    const causeName = error instanceof Error ? error.constructor.name : typeof error;
-    const detail = scrubRedisSecrets(error instanceof Error ? error.message : String(error), this.url);
-    const redisCode = redisReplyCode(error);
-    if (redisCode !== undefined && AUTH_REPLY_CODES.has(redisCode)) {
-      this.noteAuthRefusal(redisCode);
-      return new RedisStoreError(REDIS_AUTH_REFUSED, authRefusalHint(redisCode), causeName, redisCode);
-    }
-    if (redisCode !== undefined && MISCONFIGURATION_REPLY_CODES.has(redisCode)) {
-      const hint = misconfigurationHint(redisCode, this.mode);
-      this.noteMisconfiguration(redisCode, hint);
-      return new RedisStoreError(REDIS_MISCONFIGURED, hint, causeName, redisCode);
-    }
-    if (this.authRefusal !== undefined && !this.client.isReady) {
-      // Offline because the handshake was refused: say so, rather than a bare ClientOfflineError.
-      return new RedisStoreError(REDIS_AUTH_REFUSED, authRefusalHint(this.authRefusal), causeName, this.authRefusal);
-    }
-    if (error instanceof ErrorReply) {
-      return new RedisStoreError(REDIS_ERROR_REPLY, `redis answered with an error: ${detail}`, causeName, redisCode);
-    }
-    if (error instanceof TimeoutError) {
-      return new RedisStoreError(REDIS_TIMEOUT, `redis command waited more than ${this.commandTimeoutMs} ms to be sent`, causeName);
-    }
-    return new RedisStoreError(REDIS_UNAVAILABLE, `redis is unavailable (${causeName}): ${detail}`, causeName);
-  }
-
-  /** The client's 'error' event: every failed connect or handshake, including a refused AUTH/HELLO. */
-  private markDown(error: unknown): void {
-    if (this.closed) return;
-    const redisCode = redisReplyCode(error);
-    if (redisCode !== undefined && AUTH_REPLY_CODES.has(redisCode)) this.noteAuthRefusal(redisCode);
-    else if (redisCode === undefined) this.authRefusal = undefined; // a socket error: no longer (known to be) the credentials
-    if (this.down) return;
-    this.down = true;
-    // Debug: the limiter's guard logs the outage itself, once; this line only adds the socket-level cause.
-    // Class and codes only: a socket error's message may name the host, and its fields the credentials.
-    this.logger.debug('redis connection lost; reconnecting with backoff', { event: 'ratelimit.redis_down', error: describeError(error), redisCode });
-  }
-
-  private markUp(): void {
-    this.authRefusal = undefined;
-    this.authHintLogged = false;
-    if (!this.down) return;
-    this.down = false;
-    this.logger.debug('redis connection restored', { event: 'ratelimit.redis_up' });
-  }
-
-  /**
-   * A reply that means the deployment is wrong: the guard's outage line names
-   * only our code, so this line names Redis' code and the remedy, at ERROR,
-   * once a minute per code however many calls meet it.
-   */
-  private noteMisconfiguration(redisCode: string, hint: string): void {
-    const nowMs = Date.now();
-    const lastMs = this.misconfigurationLoggedAtMs.get(redisCode);
-    if (lastMs !== undefined && nowMs - lastMs < MISCONFIGURATION_LOG_INTERVAL_MS) return;
-    this.misconfigurationLoggedAtMs.set(redisCode, nowMs);
-    this.logger.error(hint, { event: 'ratelimit.redis_misconfigured', backend: 'redis', mode: this.mode, redisCode });
-  }
-
-  /**
-   * Retrying cannot fix a wrong password, and the guard's outage line only
-   * says the backend is down: this one line says what to change. Redis's code
-   * only; its reply text is not logged, nor anything of the URL.
-   */
-  private noteAuthRefusal(redisCode: string): void {
-    this.authRefusal = redisCode;
-    if (this.authHintLogged) return;
-    this.authHintLogged = true;
-    this.logger.error(authRefusalHint(redisCode), { event: 'ratelimit.redis_auth_refused', backend: 'redis', redisCode });
   }
 }
 
