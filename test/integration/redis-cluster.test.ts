@@ -83,6 +83,15 @@ describe('two instances on a Redis Cluster', () => {
     }
   });
 
+  test('keys with braces of their own still keep every key of a two-limit decision on one slot', async () => {
+    const clock = () => NOW_MS + 2000;
+    const [a, b] = [await instance(TWO_LIMITS, clock), await instance(TWO_LIMITS, clock)];
+    for (const key of ['tok}x', '{tok', 'a{b}c', '}{', 'x{}y']) {
+      const decisions = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : b).consume(key)));
+      expect({ key, admitted: decisions.filter((d) => d.allowed).length, local: decisions.filter((d) => !d.shared).length }).toEqual({ key, admitted: admittedByReference(TWO_LIMITS, 8, NOW_MS + 2000), local: 0 });
+    }
+  });
+
   test('1,000 calls over 100 tokens from two instances: not one local (shared: false) decision', async () => {
     let nowMs = NOW_MS + 120_000;
     const clock = () => nowMs;

@@ -146,10 +146,15 @@ export class RedisWindowStore implements LimitStore {
    * `{key}:slot`) then hashes to one slot, so the set stays one script on one
    * shard, while different limited keys spread over all shards. A `}` inside
    * the key ends the tag early, but at the same place in every key of the
-   * decision, so they still share a slot.
+   * decision, so they still share a slot. A key that starts with `}` would
+   * make the tag empty, and Redis then hashes each whole key, a decision's
+   * keys to different slots (CROSSSLOT; found by test/integration/redis-cluster.test.ts):
+   * such keys get a control character before them, which no valid key holds
+   * (key.ts), so the names stay distinct and the tag is that one character.
    */
   private tagged(key: string): string {
-    return this.mode === 'cluster' ? `{${key}}` : key;
+    if (this.mode !== 'cluster') return key;
+    return key.startsWith('}') ? `{\u0001${key}}` : `{${key}}`;
   }
 
   /**
