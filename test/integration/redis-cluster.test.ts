@@ -9,7 +9,8 @@ import { REDIS_MISCONFIGURED } from '../../src/limiter/stores/redis-store-error'
 import { createLimitStore } from '../../src/service/create-limit-store';
 import { silentLogger } from '../../src/shared/logger';
 import { createCapturingLogger } from '../support/capturing-logger';
-import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
+import { freeClusterPorts, startRedisCluster, type RedisCluster } from '../support/redis-cluster';
+import { REDIS_UNAVAILABLE } from '../../src/limiter/stores/redis-store-error';
 
 // firelimit on a real Redis Cluster (3 masters + 3 replicas of Debian's
 // redis-server) as a user points it there: REDIS_MODE=cluster and the seed
@@ -153,6 +154,18 @@ describe('replies that mean misconfiguration', () => {
     expect(logger.entries.filter((e) => e.severity === 'ERROR' && e.fields.redisCode === 'WRONGTYPE')).toHaveLength(1);
   });
 });
+
+test('a cluster that is not up yet when firelimit boots is an outage until it is, then the store decides (its first discovery is retried)', async () => {
+  const ports = await freeClusterPorts(6);
+  const store = new RedisWindowStore({ url: ports.map((port) => `redis://127.0.0.1:${port}`).join(','), mode: 'cluster', keyPrefix: 'late:' });
+  opened.push(store);
+  expect(await store.whenReady(300)).toBe(false);
+  await expect(store.consume('tok_late', NOW_MS, ONE_LIMIT, 1)).rejects.toMatchObject({ code: REDIS_UNAVAILABLE });
+  const late = await startRedisCluster({ ports });
+  opened.push(late);
+  expect(await store.whenReady(15_000)).toBe(true);
+  expect((await store.consume('tok_late', NOW_MS, ONE_LIMIT, 1)).allowed).toBe(true);
+}, 40_000);
 
 // Frozen first: a SIGCONTed master rejoins as a replica, so the cluster has all its replicas again for the kill.
 describe.each([

@@ -28,6 +28,8 @@ export interface RedisClusterOptions {
   readonly binary?: string;
   /** Default 20000. */
   readonly startTimeoutMs?: number;
+  /** The nodes' ports (from freeClusterPorts), for a test that points a client at them before they exist. Default: free ones. */
+  readonly ports?: readonly number[];
 }
 
 export interface ClusterNode {
@@ -77,7 +79,8 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   const dir = mkdtempSync(path.join(os.tmpdir(), 'firelimit-cluster-'));
   if (!detached) installExitHook();
 
-  const ports = await freePorts(masters * 2);
+  const ports = options.ports === undefined ? await freeClusterPorts(masters * 2) : [...options.ports];
+  if (ports.length !== masters * 2) throw new Error(`redis cluster: ${masters * 2} ports needed, ${ports.length} given`);
   const shells: ChildProcess[] = [];
   const nodes: ClusterNode[] = [];
   let closed = false;
@@ -244,7 +247,7 @@ function firstLine(shell: ChildProcess, timeoutMs: number): Promise<string> {
  * Distinct free ports, and none of them within 10000 below 65536: a cluster
  * node also listens on its port + 10000 (the bus), which must be free too.
  */
-async function freePorts(count: number): Promise<number[]> {
+export async function freeClusterPorts(count: number): Promise<number[]> {
   const ports: number[] = [];
   while (ports.length < count) {
     const port = await freePort();
