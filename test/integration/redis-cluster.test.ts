@@ -107,6 +107,27 @@ describe('two instances on a Redis Cluster', () => {
   });
 });
 
+test('after every shard forgot the script, a burst of 300 keys loads it once per shard, not once per key', async () => {
+  const store = new RedisWindowStore({ url: cluster.url, mode: 'cluster', keyPrefix: 'burst:', commandTimeoutMs: 5000 });
+  opened.push(store);
+  expect(await store.whenReady(5000)).toBe(true);
+  const masters = cluster.masterPorts();
+  const raw = createCluster({ rootNodes: [{ url: cluster.url.split(',')[0] as string }] });
+  await raw.connect();
+  const onEach = (args: string[]): Promise<unknown[]> => Promise.all(raw.masters.map(async (master) => (await raw.nodeClient(master)).sendCommand(args)));
+  try {
+    await onEach(['SCRIPT', 'FLUSH']);
+    await onEach(['CONFIG', 'RESETSTAT']);
+    const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => store.consume(`tok_burst${i}`, NOW_MS, TWO_LIMITS, 1)));
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    const stats = (await onEach(['INFO', 'commandstats'])) as string[];
+    const loads = stats.map((info) => Number(/cmdstat_script\|load:calls=(\d+)/.exec(info)?.[1] ?? 0));
+    expect({ masters: masters.length, loads }).toEqual({ masters: 3, loads: [1, 1, 1] });
+  } finally {
+    raw.destroy();
+  }
+});
+
 describe('replies that mean misconfiguration', () => {
   const seed = (): string => cluster.url.split(',')[0] as string;
 

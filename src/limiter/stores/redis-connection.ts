@@ -131,6 +131,7 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
   });
   let closed = false;
   let lastRefreshMs = Number.NEGATIVE_INFINITY;
+  const loadsInFlight = new WeakMap<object, Map<string, Promise<unknown>>>();
   const readyListeners = new Set<() => void>();
   // Asked of the other nodes: asking the frozen one would hang as the command did. Until the cluster has
   // promoted a replica they name the same master, and the next deadline asks again.
@@ -172,7 +173,21 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
       if (!cluster.isReady || routingKey === undefined) throw new ClientOfflineError();
       // The key's own master, not SCRIPT LOAD's usual all-nodes fan-out: one unreachable node elsewhere must not fail this shard.
       const node = await cluster.getNodeClientForKey(routingKey);
-      return node.sendCommand(['SCRIPT', 'LOAD', source]);
+      // One SCRIPT LOAD per node and script however many keys met NOSCRIPT there at once (after a failover, every key of the shard).
+      let loads = loadsInFlight.get(node);
+      if (loads === undefined) {
+        loads = new Map();
+        loadsInFlight.set(node, loads);
+      }
+      let loading = loads.get(source);
+      if (loading === undefined) {
+        const perNode = loads;
+        // Forgotten one turn of the event loop after it completes, not at once: calls whose NOSCRIPT came in
+        // the same read are still on their way here (behind an await for the node) and would load it again.
+        loading = node.sendCommand(['SCRIPT', 'LOAD', source]).finally(() => setImmediate(() => perNode.delete(source)));
+        loads.set(source, loading);
+      }
+      return loading;
     },
     whenReady: (timeoutMs) => waitFor(() => cluster.isReady, (listener) => readyListeners.add(listener), (listener) => readyListeners.delete(listener), timeoutMs),
     suspect(routingKey) {
