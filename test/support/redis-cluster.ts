@@ -53,6 +53,8 @@ export interface RedisCluster {
   suspend(port: number): void;
   /** SIGCONT. */
   resume(port: number): void;
+  /** Resolves once every master again has a replica in sync (after a failover, the old master's resync). */
+  whenHealthy(timeoutMs: number): Promise<void>;
   /** SIGKILLs every node; safe to call twice. */
   close(): Promise<void>;
 }
@@ -130,13 +132,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       }),
     );
     // Replicas attach after the state turns ok; a kill -9 before that would leave a shard without a successor.
-    // A replica that never finished its first sync is not eligible for promotion, so up means each one's link is up.
-    await until(deadline, `${masters} masters each with a replica in sync`, () => {
-      const table = clusterNodes(ports[0] as number);
-      const replicas = table.filter((n) => n.role === 'slave' && n.linked);
-      return table.filter((n) => n.role === 'master' && n.slots).length === masters && replicas.length === masters
-        && replicas.every((n) => cli(n.port, 'INFO', 'replication').includes('master_link_status:up'));
-    });
+    await until(deadline, `${masters} masters each with a replica in sync`, () => healthy(ports[0] as number, masters));
     for (const shell of shells) {
       shell.unref();
       for (const stream of [shell.stdin, shell.stdout]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
@@ -164,6 +160,9 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       if (owner === undefined) throw new Error(`no master serves slot ${slot}`);
       return owner.port;
     },
+    whenHealthy(timeoutMs) {
+      return until(Date.now() + timeoutMs, `${masters} masters each with a replica in sync`, () => healthy(alive(), masters));
+    },
     masterPorts() {
       return clusterNodes(alive()).filter((n) => n.role === 'master' && !n.failed && n.slots).map((n) => n.port);
     },
@@ -181,6 +180,19 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     },
     close,
   };
+}
+
+/**
+ * Every master serving slots has a replica whose replication link is up: a
+ * replica that never finished its sync is not eligible for promotion, so
+ * only then can any master fail over.
+ */
+function healthy(askPort: number, masters: number): boolean {
+  const table = clusterNodes(askPort);
+  const serving = table.filter((n) => n.role === 'master' && !n.failed && n.slots);
+  const replicas = table.filter((n) => n.role === 'slave' && n.linked);
+  return serving.length === masters && replicas.length >= masters
+    && replicas.every((n) => cli(n.port, 'INFO', 'replication').includes('master_link_status:up'));
 }
 
 interface NodeLine {
