@@ -5,7 +5,7 @@ import { tiersOf } from './tiers-from-env';
 import type { Tier } from './tier';
 import type { FailurePolicy } from '../limiter/rate-limiter';
 import type { BackendName } from '../limiter/limit-store';
-import { InvalidRedisUrlError, parseRedisUrl } from '../limiter/stores/redis-url';
+import { InvalidRedisUrlError, parseRedisSeeds, type RedisMode } from '../limiter/stores/redis-url';
 import { ConfigError, type ConfigProblem } from './config-error';
 import { decimalText, knobs, type KnobValues } from './knobs';
 import type { PoliciesConfig } from '../policies/resolve-charges';
@@ -56,7 +56,10 @@ export interface Config {
     readonly probeIntervalMs: number;
   };
   readonly firebase: {
+    /** The first of databaseUrls: the firebase app's default database (the upstream quota lives there). */
     readonly databaseUrl: string | undefined;
+    /** FIREBASE_DATABASE_URLS, or FIREBASE_DATABASE_URL alone; each key lives in one (ADR 0057). */
+    readonly databaseUrls: readonly string[];
     readonly databaseEmulatorHost: string | undefined;
     readonly firestoreEmulatorHost: string | undefined;
     readonly projectId: string | undefined;
@@ -65,6 +68,10 @@ export interface Config {
     /** A secret: never log it. Only set when the backend is redis. */
     readonly url: string | undefined;
     readonly keyPrefix: string;
+    /** REDIS_MODE: cluster reads REDIS_URL as seed nodes and tags every key (ADR 0056). */
+    readonly mode: RedisMode;
+    /** REDIS_TLS_CA_FILE, resolved; only with a rediss:// URL. */
+    readonly tlsCaFile: string | undefined;
   };
   readonly tokens: {
     readonly store: 'file' | 'firestore';
@@ -185,13 +192,33 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       });
     } else if (redisUrl !== undefined) {
       try {
-        parseRedisUrl(redisUrl);
+        const seeds = parseRedisSeeds(redisUrl, v.REDIS_MODE);
+        if (v.REDIS_TLS_CA_FILE !== undefined && !seeds.every((seed) => seed.tls)) {
+          problems.push({
+            knob: 'REDIS_TLS_CA_FILE',
+            problem: 'a CA file is set but the Redis URL is redis:// (no TLS)',
+            fix: 'use rediss://host:port in REDIS_URL for TLS, or unset REDIS_TLS_CA_FILE',
+          });
+        }
       } catch (error) {
         // The parser's messages never echo the URL: it may carry a password.
         problems.push({
           knob: v.REDIS_URL_FILE !== undefined ? 'REDIS_URL_FILE' : 'REDIS_URL',
           problem: error instanceof InvalidRedisUrlError ? error.message.replace(/^REDIS_URL /, 'the URL ') : 'not a usable Redis URL',
-          fix: 'use redis://[:password@]host:port[/db] or rediss://... for TLS',
+          fix: v.REDIS_MODE === 'cluster'
+            ? 'use redis://[:password@]host:port (rediss:// for TLS), several seed nodes comma-separated, no /db'
+            : 'use redis://[:password@]host:port[/db] or rediss://... for TLS',
+        });
+      }
+    }
+    if (v.REDIS_TLS_CA_FILE !== undefined) {
+      try {
+        (options.readFile ?? defaultReadFile)(path.resolve(cwd, v.REDIS_TLS_CA_FILE));
+      } catch {
+        problems.push({
+          knob: 'REDIS_TLS_CA_FILE',
+          problem: 'the file cannot be read',
+          fix: 'point REDIS_TLS_CA_FILE at a readable PEM file of the CA that signed the Redis server certificate, or unset it',
         });
       }
     }
@@ -205,7 +232,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
     });
   }
 
-  if (v.RATE_LIMIT_BACKEND === 'rtdb' && v.FIREBASE_DATABASE_URL === undefined) {
+  if (v.FIREBASE_DATABASE_URLS !== undefined && v.FIREBASE_DATABASE_URL !== undefined && v.FIREBASE_DATABASE_URLS[0] !== v.FIREBASE_DATABASE_URL) {
+    // Which one holds the keys would be a guess: refuse rather than pick.
+    problems.push({
+      knob: 'FIREBASE_DATABASE_URLS',
+      problem: 'FIREBASE_DATABASE_URL is set too, and is not the first of FIREBASE_DATABASE_URLS',
+      fix: 'unset FIREBASE_DATABASE_URL, or list it first in FIREBASE_DATABASE_URLS',
+    });
+  }
+  if (v.RATE_LIMIT_BACKEND === 'rtdb' && v.FIREBASE_DATABASE_URL === undefined && v.FIREBASE_DATABASE_URLS === undefined) {
     problems.push({
       knob: 'FIREBASE_DATABASE_URL',
       problem: 'RATE_LIMIT_BACKEND is rtdb but no database URL is set',
@@ -252,12 +287,18 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       probeIntervalMs: v.RATE_LIMIT_PROBE_INTERVAL_MS,
     },
     firebase: {
-      databaseUrl: v.FIREBASE_DATABASE_URL,
+      databaseUrl: v.FIREBASE_DATABASE_URLS?.[0] ?? v.FIREBASE_DATABASE_URL,
+      databaseUrls: v.FIREBASE_DATABASE_URLS ?? (v.FIREBASE_DATABASE_URL === undefined ? [] : [v.FIREBASE_DATABASE_URL]),
       databaseEmulatorHost: v.FIREBASE_DATABASE_EMULATOR_HOST,
       firestoreEmulatorHost: v.FIRESTORE_EMULATOR_HOST,
       projectId: v.GOOGLE_CLOUD_PROJECT,
     },
-    redis: { url: redisUrl, keyPrefix: v.REDIS_KEY_PREFIX },
+    redis: {
+      url: redisUrl,
+      keyPrefix: v.REDIS_KEY_PREFIX,
+      mode: v.REDIS_MODE,
+      tlsCaFile: v.REDIS_TLS_CA_FILE === undefined ? undefined : path.resolve(cwd, v.REDIS_TLS_CA_FILE),
+    },
     tokens: {
       store: v.TOKEN_STORE,
       file: path.resolve(cwd, v.TOKENS_FILE),
@@ -316,6 +357,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     // Public URLs and project ids only: the boot line says whose tokens are trusted.
     trustedIssuers: config.auth.issuers.length === 0 ? undefined : config.auth.issuers.map((issuer) => issuer.issuer),
     redisUrl: config.redis.url === undefined ? undefined : '[set]',
+    redisMode: config.rateLimit.backend === 'redis' ? config.redis.mode : undefined,
     // The URL is refused at boot when it carries credentials; the Authorization value is never described.
     upstream: config.upstream === undefined ? undefined : { url: urlWithoutQuery(config.upstream.url), authorization: config.upstream.authorization === undefined ? 'none' : '[set]', quota: config.upstream.quota === undefined ? 'none' : `${config.upstream.quota.limit}/${config.upstream.quota.windowMs / 1000}s x ${config.upstream.quota.headroom}` },
   };

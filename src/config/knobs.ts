@@ -186,6 +186,31 @@ export const knobs = {
     z.url({ error: 'expected a URL' }).optional(),
     'set FIREBASE_DATABASE_URL to your database URL, e.g. https://my-project-default-rtdb.firebaseio.com',
   ),
+  /**
+   * Several databases, comma-separated: each key lives in the one rendezvous hashing of the URL and the
+   * key picks (src/limiter/stores/rendezvous.ts), so adding one later moves only the keys it must.
+   */
+  FIREBASE_DATABASE_URLS: knob(
+    z
+      .string()
+      .optional()
+      .transform((s, ctx) => {
+        if (s === undefined) return undefined;
+        const urls = s.split(',').map((part) => part.trim());
+        for (const url of urls) {
+          if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+            ctx.addIssue({ code: 'custom', message: `${JSON.stringify(url)} is not an http(s) database URL` });
+            return z.NEVER;
+          }
+        }
+        if (new Set(urls).size !== urls.length) {
+          ctx.addIssue({ code: 'custom', message: 'a database is listed twice' });
+          return z.NEVER;
+        }
+        return urls as readonly string[];
+      }),
+    'set FIREBASE_DATABASE_URLS to the database URLs, comma-separated, e.g. https://p-default-rtdb.firebaseio.com,https://p-two.firebaseio.com (keep their order and spelling when adding one), or unset it and set FIREBASE_DATABASE_URL',
+  ),
   FIREBASE_DATABASE_EMULATOR_HOST: knob(
     z.string().regex(/^[^:/\s]+:\d+$/, { error: 'expected host:port' }).optional(),
     'set FIREBASE_DATABASE_EMULATOR_HOST to host:port of the emulator, e.g. 127.0.0.1:9000, or unset it',
@@ -198,10 +223,23 @@ export const knobs = {
   REDIS_URL: knob(z.string().optional(), 'set REDIS_URL=redis://[:password@]host:port'),
   /** Wins over REDIS_URL when both are set: a mounted secret is the deliberate choice, a stray variable is not. */
   REDIS_URL_FILE: knob(z.string().optional(), 'set REDIS_URL_FILE to a file holding the Redis URL'),
+  /**
+   * Braces are refused apart, with why: in a cluster firelimit itself puts the hash tag around each
+   * limited key, so a tag in the prefix would put every key of every token on one shard.
+   */
   REDIS_KEY_PREFIX: knob(
-    z.string().regex(/^[A-Za-z0-9:_-]{0,64}$/, { error: 'expected up to 64 characters of [A-Za-z0-9:_-]' }).default('firelimit:'),
-    'set REDIS_KEY_PREFIX to a short prefix such as "firelimit:" so deployments can share one Redis',
+    z
+      .string()
+      .refine((s) => !/[{}]/.test(s), { error: 'a hash tag ({...}) may not be part of the prefix: firelimit tags each limited key itself ({namespace:key} after the prefix), so one decision stays on one Redis Cluster shard while tokens spread over all; a tag in the prefix would put every key on one shard' })
+      .regex(/^[A-Za-z0-9:_-]{0,64}$/, { error: 'expected up to 64 characters of [A-Za-z0-9:_-]' })
+      .default('firelimit:'),
+    'set REDIS_KEY_PREFIX to a short prefix of [A-Za-z0-9:_-] without braces, such as "firelimit:", so deployments can share one Redis',
   ),
+  REDIS_MODE: knob(
+    z.enum(['standalone', 'cluster'], { error: 'expected standalone or cluster' }).default('standalone'),
+    'set REDIS_MODE to standalone (one Redis, or a primary behind one address) or cluster (Redis Cluster; REDIS_URL may then list several seed nodes, comma-separated)',
+  ),
+  REDIS_TLS_CA_FILE: knob(z.string().optional(), 'set REDIS_TLS_CA_FILE to a readable PEM file of the CA that signed your managed Redis\'s certificate (with a rediss:// REDIS_URL), or unset it'),
   TOKEN_STORE: knob(
     z.enum(['file', 'firestore'], { error: 'expected file or firestore' }).default('file'),
     'set TOKEN_STORE to file (local development) or firestore (production)',

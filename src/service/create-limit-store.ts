@@ -22,8 +22,18 @@ export async function createLimitStore(config: Config, firebaseApp: App | undefi
     case 'memory':
       return new MemoryWindowStore();
     case 'rtdb': {
-      const [{ getDatabase }, { RtdbWindowStore }] = await Promise.all([import('firebase-admin/database'), import('../limiter/stores/rtdb-store')]);
-      return new RtdbWindowStore({ database: getDatabase(firebaseApp), rootPath: spec.namespace, clock: spec.clock, logger: spec.logger });
+      const [{ getDatabase, getDatabaseWithUrl }, { RtdbWindowStore }, { ShardedLimitStore }] = await Promise.all([
+        import('firebase-admin/database'),
+        import('../limiter/stores/rtdb-store'),
+        import('../limiter/stores/sharded-store'),
+      ]);
+      const urls = config.firebase.databaseUrls;
+      if (urls.length <= 1) return new RtdbWindowStore({ database: getDatabase(firebaseApp), rootPath: spec.namespace, clock: spec.clock, logger: spec.logger });
+      // One store per database, each with its own connection and sweeper; the rules file is deployed to each.
+      return new ShardedLimitStore(urls.map((url) => ({
+        id: url,
+        store: new RtdbWindowStore({ database: getDatabaseWithUrl(url, firebaseApp), rootPath: spec.namespace, clock: spec.clock, logger: spec.logger }),
+      })));
     }
     case 'redis': {
       // loadConfig refuses to boot the redis backend without a URL; this only narrows the type.
@@ -31,6 +41,8 @@ export async function createLimitStore(config: Config, firebaseApp: App | undefi
       const { RedisWindowStore } = await import('../limiter/stores/redis-store');
       return new RedisWindowStore({
         url: config.redis.url,
+        mode: config.redis.mode,
+        ...(config.redis.tlsCaFile !== undefined ? { tlsCaFile: config.redis.tlsCaFile } : {}),
         keyPrefix: `${config.redis.keyPrefix}${spec.namespace}:`,
         // One deadline: the store gives up on a command when the guard stops waiting for it.
         commandTimeoutMs: config.rateLimit.timeoutMs,

@@ -1,7 +1,6 @@
-import type { BackendName } from '../../src/limiter/limit-store';
 import { stateSlotOf, type PolicySet } from '../../src/limiter/policy';
 import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
-import { BASE_MS, CASES, freshKey, observed, Reference, SETS, startBackends, TRIO, type Backend, type Backends } from '../support/store-contract';
+import { BASE_MS, CASES, freshKey, observed, Reference, SETS, startBackends, TRIO, type Backend, type Backends, type ContractBackend } from '../support/store-contract';
 
 // The store contract, part two: a policy set is charged all or nothing on
 // every store; concurrent calls from two clients on one key admit exactly
@@ -16,10 +15,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await backends?.close();
 });
-const backend = (name: BackendName): Backend => backends.all.find((b) => b.name === name) as Backend;
+const backend = (label: ContractBackend): Backend => backends.all.find((b) => b.label === label) as Backend;
 const ALL_SETS = [...CASES, ...SETS];
-const EVERY = ['memory', 'rtdb', 'redis'] as const;
-const SHARED = ['rtdb', 'redis'] as const;
+const EVERY = ['memory', 'rtdb', 'redis', 'redis-cluster'] as const;
+const SHARED = ['rtdb', 'redis', 'redis-cluster'] as const;
 
 describe.each(EVERY)('the %s store', (name) => {
   // TRIO: burst 3 refilled 1 per 2 s, 5 per clock minute, 4 in any 10 s. Each refusal below is by one policy alone.

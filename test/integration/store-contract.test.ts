@@ -1,9 +1,8 @@
 import fc from 'fast-check';
 import type { Adjustment } from '../../src/limiter/algorithms';
-import type { BackendName } from '../../src/limiter/limit-store';
 import { algorithmFor } from '../../src/limiter/decide-set';
 import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
-import { BASE_MS, CASES, freshKey, observed, Reference, SETS, startBackends, type Backend, type Backends } from '../support/store-contract';
+import { BASE_MS, CASES, freshKey, observed, Reference, SETS, startBackends, type Backend, type Backends, type ContractBackend } from '../support/store-contract';
 
 // The store contract, part one: on every store (memory, RTDB, Redis) and for
 // every algorithm alone and for sets of several, a random sequence of calls
@@ -20,10 +19,10 @@ afterAll(async () => {
   await backends?.close();
 });
 const HOUR: PolicySet = [{ name: 'hour', algorithm: 'sliding-window', limit: 9, windowMs: 3_600_000 }];
-const backend = (name: BackendName): Backend => backends.all.find((b) => b.name === name) as Backend;
+const backend = (label: ContractBackend): Backend => backends.all.find((b) => b.label === label) as Backend;
 
 /** Runs per property: every run is a fresh key; the shared stores cost a round trip per call. */
-const RUNS: Readonly<Record<BackendName, number>> = { memory: 200, redis: 40, rtdb: 20 };
+const RUNS: Readonly<Record<ContractBackend, number>> = { memory: 200, redis: 40, 'redis-cluster': 25, rtdb: 20 };
 
 const stepMs = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: 1, max: 4000 }) },
@@ -119,7 +118,7 @@ async function replay(b: Backend, sets: readonly PolicySet[], startOffsetMs: num
   }
 }
 
-describe.each(['memory', 'rtdb', 'redis'] as const)('the %s store', (name) => {
+describe.each(['memory', 'rtdb', 'redis', 'redis-cluster'] as const)('the %s store', (name) => {
   test.each([...CASES, ...SETS])('%s: random consumes give exactly the decisions and states of folding decideSet, and a refusal stores nothing', async (_, policies) => {
     const b = backend(name);
     await fc.assert(

@@ -1,6 +1,6 @@
 import type { App } from 'firebase-admin/app';
 import { getDatabase } from 'firebase-admin/database';
-import { createClient } from 'redis';
+import { createClient, createCluster } from 'redis';
 import type { Adjustment } from '../../src/limiter/algorithms';
 import { adjustSet, algorithmFor, decideSet } from '../../src/limiter/decide-set';
 import type { WindowDecision } from '../../src/limiter/decision';
@@ -11,6 +11,7 @@ import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
 import { readSetStates } from '../../src/limiter/stores/rtdb-node';
 import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
 import { isSingleFixedWindow, STATE_CODECS } from '../../src/limiter/stores/state-codecs';
+import { startRedisCluster, type RedisCluster } from './redis-cluster';
 import { startRedisServer, type RedisServer } from './redis-server';
 import { rtdbForTests, type RtdbTestServer } from './rtdb-server';
 import { createAdminApp, deleteAdminApp } from './rtdb-server/admin-app';
@@ -101,8 +102,13 @@ export function freshKey(prefix = 'k'): string {
   return `${prefix}${++keySeq}`;
 }
 
+/** The backends the contract runs on: the three engines, and Redis as a cluster (ADR 0056). */
+export type ContractBackend = BackendName | 'redis-cluster';
+
 export interface Backend {
   readonly name: BackendName;
+  /** Which of the contract's backends: `name`, or 'redis-cluster' for Redis spoken to as a cluster. */
+  readonly label: ContractBackend;
   /** The store of the first client. */
   readonly store: LimitStore;
   /** Another client on the same data (a second firebase-admin app, a second Redis connection); the first for memory. */
@@ -123,24 +129,50 @@ export interface Backends {
 const ROOT = 'contract';
 const PREFIX = 'contract:';
 
-/** Redis key of one policy of a set, as RedisWindowStore names it. */
-function redisKey(key: string, policies: PolicySet, index: number): string {
-  return isSingleFixedWindow(policies) ? PREFIX + key : `${PREFIX}${key}:${stateSlotOf(policies[index] as PolicySet[number])}`;
+/** Redis key of one policy of a set, as RedisWindowStore names it; in a cluster the limited key is the hash tag. */
+function redisKey(key: string, policies: PolicySet, index: number, cluster = false): string {
+  const base = PREFIX + (cluster ? `{${key}}` : key);
+  return isSingleFixedWindow(policies) ? base : `${base}:${stateSlotOf(policies[index] as PolicySet[number])}`;
+}
+
+type KeyValueClient = { get(key: string): Promise<unknown>; set(key: string, value: string): Promise<unknown> };
+
+function redisBackend(label: ContractBackend, stores: readonly RedisWindowStore[], client: KeyValueClient): Backend {
+  const cluster = label === 'redis-cluster';
+  const get = (key: string, policies: PolicySet): Promise<unknown[]> => Promise.all(policies.map((_, i) => client.get(redisKey(key, policies, i, cluster))));
+  return {
+    name: 'redis',
+    label,
+    store: stores[0] as LimitStore,
+    other: stores[1] as LimitStore,
+    raw: get,
+    stored: async (key, policies, nowMs) => {
+      const values = await get(key, policies);
+      return canonical(values.map((value, i) => STATE_CODECS[algorithmOf(policies[i] as PolicySet[number])].parse(value as string | null)), policies, nowMs);
+    },
+    poke: async (key, policies, values) => {
+      for (const [i, value] of (values as readonly string[]).entries()) await client.set(redisKey(key, policies, i, cluster), value);
+    },
+  };
 }
 
 /**
- * A memory store, and an RTDB and a Redis server each with two clients. The
+ * A memory store, an RTDB and a Redis server each with two clients, and a
+ * 6-node Redis Cluster with two cluster clients. The
  * RTDB sweeper is off and Redis TTLs carry an hour of margin: the injected
  * times lie in the past, so nothing may expire by the real clock mid-test.
  */
 export async function startBackends(): Promise<Backends> {
-  const [rtdb, redis]: [RtdbTestServer, RedisServer] = await Promise.all([rtdbForTests(), startRedisServer()]);
+  const [rtdb, redis, cluster]: [RtdbTestServer, RedisServer, RedisCluster] = await Promise.all([rtdbForTests(), startRedisServer(), startRedisCluster()]);
   const apps: App[] = [createAdminApp(rtdb), createAdminApp(rtdb)];
   const rtdbStores = apps.map((app) => new RtdbWindowStore({ database: getDatabase(app), rootPath: ROOT, sweepIntervalMs: 0 }));
   const redisStores = [0, 1].map(() => new RedisWindowStore({ url: redis.url, keyPrefix: PREFIX, ttlMarginMs: 3_600_000 }));
+  const clusterStores = [0, 1].map(() => new RedisWindowStore({ url: cluster.url, mode: 'cluster', keyPrefix: PREFIX, ttlMarginMs: 3_600_000 }));
   const client = createClient({ url: redis.url });
   await client.connect();
-  for (const store of [...rtdbStores, ...redisStores]) {
+  const clusterClient = createCluster({ rootNodes: [{ url: cluster.url.split(',')[0] as string }] });
+  await clusterClient.connect();
+  for (const store of [...rtdbStores, ...redisStores, ...clusterStores]) {
     if (!(await store.whenReady(10_000))) throw new Error(`${store.backend} store did not become ready`);
   }
   const memory = new MemoryWindowStore();
@@ -149,6 +181,7 @@ export async function startBackends(): Promise<Backends> {
   const all: Backend[] = [
     {
       name: 'memory',
+      label: 'memory',
       store: memory,
       other: memory,
       raw: async (key, policies) => canonical(memory.peek(key, policies), policies),
@@ -157,34 +190,25 @@ export async function startBackends(): Promise<Backends> {
     },
     {
       name: 'rtdb',
+      label: 'rtdb',
       store: rtdbStores[0] as LimitStore,
       other: rtdbStores[1] as LimitStore,
       raw: (key) => rtdb.read(`${ROOT}/${key}`),
       stored: async (key, policies, nowMs) => canonical(readSetStates(await rtdb.read(`${ROOT}/${key}`), policies), policies, nowMs),
       poke: (key, _policies, node) => adminDb.ref(`${ROOT}/${key}`).set(node),
     },
-    {
-      name: 'redis',
-      store: redisStores[0] as LimitStore,
-      other: redisStores[1] as LimitStore,
-      raw: (key, policies) => Promise.all(policies.map((_, i) => client.get(redisKey(key, policies, i)))),
-      stored: async (key, policies, nowMs) => {
-        const values = await Promise.all(policies.map((_, i) => client.get(redisKey(key, policies, i))));
-        return canonical(values.map((value, i) => STATE_CODECS[algorithmOf(policies[i] as PolicySet[number])].parse(value)), policies, nowMs);
-      },
-      poke: async (key, policies, values) => {
-        for (const [i, value] of (values as readonly string[]).entries()) await client.set(redisKey(key, policies, i), value);
-      },
-    },
+    redisBackend('redis', redisStores, client),
+    redisBackend('redis-cluster', clusterStores, clusterClient),
   ];
 
   return {
     all,
     async close() {
-      await Promise.all([memory, ...rtdbStores, ...redisStores].map((store) => store.close()));
+      await Promise.all([memory, ...rtdbStores, ...redisStores, ...clusterStores].map((store) => store.close()));
       await Promise.all(apps.map((app) => deleteAdminApp(app)));
       client.destroy();
-      await Promise.all([rtdb.close(), redis.close()]);
+      clusterClient.destroy();
+      await Promise.all([rtdb.close(), redis.close(), cluster.close()]);
     },
   };
 }

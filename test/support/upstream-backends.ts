@@ -1,12 +1,13 @@
 import type { App } from 'firebase-admin/app';
 import { getDatabase } from 'firebase-admin/database';
-import { createClient } from 'redis';
+import { createClient, createCluster } from 'redis';
 import type { BackendName } from '../../src/limiter/limit-store';
 import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
 import { MemoryUpstreamQuotaStore } from '../../src/limiter/stores/upstream-memory-store';
 import { RedisUpstreamQuotaStore } from '../../src/limiter/stores/upstream-redis-store';
 import { RtdbUpstreamQuotaStore } from '../../src/limiter/stores/upstream-rtdb-store';
 import type { UpstreamQuotaStore } from '../../src/limiter/upstream/upstream-quota-store';
+import { startRedisCluster, type RedisCluster } from './redis-cluster';
 import { startRedisServer, type RedisServer } from './redis-server';
 import { rtdbForTests, type RtdbTestServer } from './rtdb-server';
 import { createAdminApp, deleteAdminApp } from './rtdb-server/admin-app';
@@ -19,6 +20,8 @@ import { createAdminApp, deleteAdminApp } from './rtdb-server/admin-app';
  */
 export interface UpstreamBackend {
   readonly name: BackendName;
+  /** `name`, or 'redis-cluster' for Redis spoken to as a cluster. */
+  readonly label: BackendName | 'redis-cluster';
   readonly store: UpstreamQuotaStore;
   /** A second client on the same data; the first for memory. */
   readonly other: UpstreamQuotaStore;
@@ -36,39 +39,54 @@ const PREFIX = 'contract:';
 const UPSTREAM_PREFIX = 'upstream:';
 
 export async function startUpstreamBackends(): Promise<UpstreamBackends> {
-  const [rtdb, redis]: [RtdbTestServer, RedisServer] = await Promise.all([rtdbForTests(), startRedisServer()]);
+  const [rtdb, redis, cluster]: [RtdbTestServer, RedisServer, RedisCluster] = await Promise.all([rtdbForTests(), startRedisServer(), startRedisCluster()]);
   const apps: App[] = [createAdminApp(rtdb), createAdminApp(rtdb)];
   const rtdbStores = apps.map((app) => new RtdbUpstreamQuotaStore({ database: getDatabase(app), rootPath: ROOT }));
   const connections = [0, 1].map(() => new RedisWindowStore({ url: redis.url, keyPrefix: PREFIX }));
-  for (const connection of connections) {
+  const clusterConnections = [0, 1].map(() => new RedisWindowStore({ url: cluster.url, mode: 'cluster', keyPrefix: PREFIX }));
+  for (const connection of [...connections, ...clusterConnections]) {
     if (!(await connection.whenReady(10_000))) throw new Error('redis store did not become ready');
   }
   const redisStores = connections.map((connection) => new RedisUpstreamQuotaStore({ redis: connection, keyPrefix: UPSTREAM_PREFIX, ttlMarginMs: 3_600_000 }));
+  const clusterStores = clusterConnections.map((connection) => new RedisUpstreamQuotaStore({ redis: connection, keyPrefix: UPSTREAM_PREFIX, ttlMarginMs: 3_600_000 }));
   const client = createClient({ url: redis.url });
   await client.connect();
+  const clusterClient = createCluster({ rootNodes: [{ url: cluster.url.split(',')[0] as string }] });
+  await clusterClient.connect();
   const memory = new MemoryUpstreamQuotaStore();
   const all: UpstreamBackend[] = [
-    { name: 'memory', store: memory, other: memory, raw: async () => null },
+    { name: 'memory', label: 'memory', store: memory, other: memory, raw: async () => null },
     {
       name: 'rtdb',
+      label: 'rtdb',
       store: rtdbStores[0] as UpstreamQuotaStore,
       other: rtdbStores[1] as UpstreamQuotaStore,
       raw: async (key) => (await rtdb.read(`${ROOT}/${key}`)) as string | null,
     },
     {
       name: 'redis',
+      label: 'redis',
       store: redisStores[0] as UpstreamQuotaStore,
       other: redisStores[1] as UpstreamQuotaStore,
       raw: async (key) => (await client.get(PREFIX + UPSTREAM_PREFIX + key)) as string | null,
+    },
+    {
+      name: 'redis',
+      label: 'redis-cluster',
+      store: clusterStores[0] as UpstreamQuotaStore,
+      other: clusterStores[1] as UpstreamQuotaStore,
+      // In a cluster the quota key is its own hash tag.
+      raw: async (key) => (await clusterClient.get(`${PREFIX}{${UPSTREAM_PREFIX}${key}}`)) as string | null,
     },
   ];
   return {
     all,
     async close() {
-      await Promise.all([memory, ...rtdbStores, ...redisStores, ...connections].map((store) => store.close()));
+      await Promise.all([memory, ...rtdbStores, ...redisStores, ...connections, ...clusterStores, ...clusterConnections].map((store) => store.close()));
       await Promise.all(apps.map((app) => deleteAdminApp(app)));
       client.destroy();
-      await Promise.all([rtdb.close(), redis.close()]);
+      clusterClient.destroy();
+      await Promise.all([rtdb.close(), redis.close(), cluster.close()]);
     },
   };
 }

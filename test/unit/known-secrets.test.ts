@@ -27,7 +27,7 @@ describe('the upstream credential is masked by value in every log line', () => {
     let text = '';
     output.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
     const logger = createServiceLogger(
-      { log: { format }, firebase: { databaseUrl: undefined, databaseEmulatorHost: undefined, firestoreEmulatorHost: undefined, projectId: undefined }, upstream: { url: 'http://u.example/mcp', authorization: 'ApiKey zz-upstream-4242', timeoutMs: 1000, listTtlMs: 0, sessionsMax: 256, sessionIdleMs: 300000, quota: undefined, toolQuotas: new Map() } },
+      { log: { format }, firebase: { databaseUrl: undefined, databaseUrls: [], databaseEmulatorHost: undefined, firestoreEmulatorHost: undefined, projectId: undefined }, upstream: { url: 'http://u.example/mcp', authorization: 'ApiKey zz-upstream-4242', timeoutMs: 1000, listTtlMs: 0, sessionsMax: 256, sessionIdleMs: 300000, quota: undefined, toolQuotas: new Map() } },
       { output },
     );
     logger.warn('upstream rejected ApiKey zz-upstream-4242', { detail: 'key=zz-upstream-4242' });

@@ -7,7 +7,15 @@ export const REDIS_ERROR_REPLY = 'ERR_FIRELIMIT_REDIS_ERROR_REPLY';
 export const REDIS_BAD_REPLY = 'ERR_FIRELIMIT_REDIS_BAD_REPLY';
 /** Redis refused our credentials or their permissions (WRONGPASS, NOAUTH, NOPERM): no retry fixes that, the operator must. */
 export const REDIS_AUTH_REFUSED = 'ERR_FIRELIMIT_REDIS_AUTH_REFUSED';
+/**
+ * Redis answered, and the answer says the deployment is wrong (a cluster
+ * spoken to as one server, keys of one call on several slots, a key holding
+ * something else): no retry fixes it, and it is logged at ERROR, never only
+ * counted as an outage.
+ */
+export const REDIS_MISCONFIGURED = 'ERR_FIRELIMIT_REDIS_MISCONFIGURED';
 export type RedisStoreErrorCode =
+  | typeof REDIS_MISCONFIGURED
   | typeof REDIS_UNAVAILABLE
   | typeof REDIS_TIMEOUT
   | typeof REDIS_ERROR_REPLY
@@ -53,6 +61,26 @@ export function authRefusalHint(redisCode: string): string {
     return 'Redis refused the credentials (NOPERM): the user in REDIS_URL or REDIS_URL_FILE lacks permission for the limiter\'s commands (EVALSHA, SCRIPT LOAD, PING)';
   }
   return `Redis refused the credentials (${redisCode}): check the password in REDIS_URL or REDIS_URL_FILE`;
+}
+
+/** Redis error codes that mean misconfiguration, not an outage (see REDIS_MISCONFIGURED). */
+export const MISCONFIGURATION_REPLY_CODES: ReadonlySet<string> = new Set(['MOVED', 'ASK', 'CROSSSLOT', 'WRONGTYPE']);
+
+/** What to change, per code; Redis' own reply text (it may name keys) is never part of it. */
+export function misconfigurationHint(redisCode: string, mode: 'standalone' | 'cluster'): string {
+  switch (redisCode) {
+    case 'MOVED':
+    case 'ASK':
+      return mode === 'standalone'
+        ? `Redis answered ${redisCode}: REDIS_URL points at a Redis Cluster node; set REDIS_MODE=cluster (REDIS_URL may then list several seed nodes, comma-separated)`
+        : `Redis answered ${redisCode} more often than the cluster client follows redirections: the cluster is resharding or its nodes disagree on the slots; check CLUSTER INFO on its nodes`;
+    case 'CROSSSLOT':
+      return mode === 'standalone'
+        ? 'Redis answered CROSSSLOT: REDIS_URL points at a Redis Cluster node; set REDIS_MODE=cluster, so every key of one decision carries one hash tag'
+        : 'Redis answered CROSSSLOT: the keys of one call hash to several slots; report this as a firelimit defect';
+    default:
+      return `Redis answered ${redisCode}: a key under REDIS_KEY_PREFIX holds a value firelimit did not write; give this deployment its own REDIS_KEY_PREFIX, or delete the keys under it`;
+  }
 }
 
 /** The script cache does not hold the script (SCRIPT FLUSH, a restart, a failover): load it and retry. */

@@ -1,5 +1,4 @@
-import { createClient, ErrorReply, TimeoutError } from 'redis';
-import { describeError } from '../../shared/describe-error';
+import { readFileSync } from 'node:fs';
 import { lateOutcomeOf, mapLateOutcome, withDeadline, withLateOutcome } from '../backend-guard';
 import { silentLogger, type Logger } from '../../shared/logger';
 import type { Adjustment } from '../algorithms/algorithm';
@@ -8,25 +7,29 @@ import type { PolicySet } from '../policy';
 import type { LimitStore, StoreDecision } from '../limit-store';
 import { SET_SCRIPT, SET_SCRIPT_SHA1 } from './lua/set-script';
 import { adjustCommand, assertAdjustReply, decideCommand, decisionFromSetReply } from './redis-set-command';
-import {
-  AUTH_REPLY_CODES,
-  authRefusalHint,
-  isNoScriptError,
-  REDIS_AUTH_REFUSED,
-  REDIS_BAD_REPLY,
-  REDIS_ERROR_REPLY,
-  REDIS_TIMEOUT,
-  REDIS_UNAVAILABLE,
-  redisReplyCode,
-  RedisStoreError,
-} from './redis-store-error';
-import { parseRedisUrl, scrubRedisSecrets } from './redis-url';
+import { isNoScriptError, REDIS_BAD_REPLY, REDIS_TIMEOUT, RedisStoreError } from './redis-store-error';
+import { openRedisConnection, type RedisConnection } from './redis-connection';
+import { RedisErrorReporter } from './redis-error-reporter';
+import { parseRedisSeeds, type RedisMode } from './redis-url';
 
 
 export interface RedisWindowStoreOptions {
-  /** `redis://[:password@]host[:port][/db]` or `rediss://...`. Never logged, scrubbed from every error. */
+  /**
+   * `redis://[:password@]host[:port][/db]` or `rediss://...`; in cluster mode one or more seed nodes,
+   * comma-separated, without /db. Never logged, scrubbed from every error.
+   */
   readonly url: string;
-  /** Prepended to every key, so several deployments can share one Redis. Default 'firelimit:'. */
+  /**
+   * 'cluster': Redis Cluster through node-redis' cluster client, each limited key's keys under one
+   * hash tag (`prefix{key}...`) so a decision is one script on one shard. Default 'standalone'.
+   */
+  readonly mode?: RedisMode;
+  /** A PEM CA bundle's path for rediss:// (REDIS_TLS_CA_FILE), read once here. Default: Node's trusted CAs. */
+  readonly tlsCaFile?: string;
+  /**
+   * Prepended to every key, so several deployments can share one Redis. Default 'firelimit:'. In
+   * cluster mode it may not contain '{' or '}': the hash tag must come from the key, or every key would share one slot.
+   */
   readonly keyPrefix?: string;
   /** Deadline for one Redis command; past it the command is abandoned. Default 1000. */
   readonly commandTimeoutMs?: number;
@@ -42,10 +45,6 @@ export const DEFAULT_REDIS_KEY_PREFIX = 'firelimit:';
 export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 1000;
 export const DEFAULT_REDIS_TTL_MARGIN_MS = 10_000;
 export const DEFAULT_REDIS_MAX_PENDING_COMMANDS = 1000;
-const CONNECT_TIMEOUT_MS = 2000;
-const RECONNECT_MAX_DELAY_MS = 2000;
-
-type RedisClient = ReturnType<typeof createClient>;
 type CommandArgs = readonly string[];
 
 /** One of our scripts: its text, and the SHA1 EVALSHA names it by. */
@@ -73,56 +72,47 @@ export class RedisWindowStore implements LimitStore {
   readonly backend = 'redis' as const;
   readonly shared = true;
 
-  private readonly client: RedisClient;
+  private readonly client: RedisConnection;
   private readonly url: string;
+  private readonly mode: RedisMode;
   private readonly keyPrefix: string;
   private readonly ttlMarginArg: string;
   private readonly commandTimeoutMs: number;
-  private readonly logger: Logger;
+  /** Per script and shard (the routing key's node): one SCRIPT LOAD however many calls met NOSCRIPT there at once. */
   private readonly scriptLoading = new Map<string, Promise<void>>();
+  private readonly errors: RedisErrorReporter;
   private scriptLoadCount = 0;
-  private down = false;
   private closed = false;
-  /** The auth refusal behind the current outage, if that is what it is; commands failing meanwhile carry it. */
-  private authRefusal: string | undefined;
-  /** The operator's hint is logged once per outage, not once per reconnect attempt. */
-  private authHintLogged = false;
 
   constructor(options: RedisWindowStoreOptions) {
-    const target = parseRedisUrl(options.url);
+    this.mode = options.mode ?? 'standalone';
+    const seeds = parseRedisSeeds(options.url, this.mode);
     const commandTimeoutMs = positiveInteger('commandTimeoutMs', options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS);
     const ttlMarginMs = positiveInteger('ttlMarginMs', options.ttlMarginMs ?? DEFAULT_REDIS_TTL_MARGIN_MS);
     const maxPending = positiveInteger('maxPendingCommands', options.maxPendingCommands ?? DEFAULT_REDIS_MAX_PENDING_COMMANDS);
     this.url = options.url;
     this.keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
+    if (this.mode === 'cluster' && /[{}]/.test(this.keyPrefix)) {
+      throw new RangeError('RedisWindowStore: in cluster mode keyPrefix may not contain "{" or "}": the store puts the hash tag around each limited key itself, and a tag in the prefix would put every key on one shard');
+    }
+    if (options.tlsCaFile !== undefined && !seeds.every((seed) => seed.tls)) {
+      throw new RangeError('RedisWindowStore: tlsCaFile is set but the URL is redis://; use rediss:// for TLS, or drop the CA file');
+    }
     this.ttlMarginArg = String(ttlMarginMs);
     this.commandTimeoutMs = commandTimeoutMs;
-    this.logger = options.logger ?? silentLogger;
-
-    // The parts, not the URL: the client then has no URL string to put into its own errors.
-    this.client = createClient({
-      socket: {
-        host: target.host,
-        port: target.port,
-        ...(target.tls ? { tls: true as const } : {}),
-        connectTimeout: CONNECT_TIMEOUT_MS,
-        // Exponential from 50 ms to 2 s, jittered so a fleet does not reconnect in step.
-        reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, RECONNECT_MAX_DELAY_MS) + Math.floor(Math.random() * 100),
+    const logger = options.logger ?? silentLogger;
+    this.errors = new RedisErrorReporter({ url: options.url, mode: this.mode, commandTimeoutMs, logger, isReady: () => this.client.isReady });
+    this.client = openRedisConnection({
+      mode: this.mode,
+      seeds,
+      ...(options.tlsCaFile !== undefined ? { tlsCa: readFileSync(options.tlsCaFile, 'utf8') } : {}),
+      maxPendingCommands: maxPending,
+      commandTimeoutMs,
+      onError: (error) => {
+        if (!this.closed) this.errors.markDown(error);
       },
-      ...(target.username !== undefined ? { username: target.username } : {}),
-      ...(target.password !== undefined ? { password: target.password } : {}),
-      ...(target.database !== undefined ? { database: target.database } : {}),
-      disableOfflineQueue: true,
-      commandsQueueMaxLength: maxPending,
-      commandOptions: { timeout: commandTimeoutMs },
-      disableClientInfo: true,
-    }) as RedisClient;
-
-    // Without a listener an 'error' event would crash the process; every retry emits one.
-    this.client.on('error', (error: unknown) => this.markDown(error));
-    this.client.on('ready', () => this.markUp());
-    // Resolves at the first successful connection, however long that takes; rejects only on close.
-    this.client.connect().catch(() => undefined);
+      onReady: () => this.errors.markUp(),
+    });
   }
 
   /** SCRIPT LOADs performed so far (first use, and each NOSCRIPT); for tests and metrics. */
@@ -137,24 +127,13 @@ export class RedisWindowStore implements LimitStore {
   async whenReady(timeoutMs: number): Promise<boolean> {
     if (this.client.isReady) return true;
     if (this.closed) return false;
-    return new Promise((resolve) => {
-      const onReady = (): void => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        this.client.off('ready', onReady);
-        resolve(false);
-      }, timeoutMs);
-      timer.unref();
-      this.client.once('ready', onReady);
-    });
+    return this.client.whenReady(timeoutMs);
   }
 
   async consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
     let reply: unknown;
     try {
-      reply = await this.evalScript(SET, decideCommand(this.keyPrefix, key, nowMs, this.ttlMarginArg, policies, cost));
+      reply = await this.evalScript(SET, decideCommand(this.keyPrefix, this.tagged(key), nowMs, this.ttlMarginArg, policies, cost));
     } catch (error) {
       throw lateAs(error, (late) => decisionFromSetReply(late, policies));
     }
@@ -165,7 +144,7 @@ export class RedisWindowStore implements LimitStore {
     assertValidAdjustments(policies, adjustments);
     let reply: unknown;
     try {
-      reply = await this.evalScript(SET, adjustCommand(this.keyPrefix, key, nowMs, this.ttlMarginArg, policies, adjustments));
+      reply = await this.evalScript(SET, adjustCommand(this.keyPrefix, this.tagged(key), nowMs, this.ttlMarginArg, policies, adjustments));
     } catch (error) {
       throw lateAs(error, (late) => assertAdjustReply(late, policies));
     }
@@ -173,18 +152,42 @@ export class RedisWindowStore implements LimitStore {
   }
 
   /**
+   * The limited key as its Redis keys start after the prefix. In a cluster
+   * it is the hash tag, `{key}`: every key of one decision (one per policy,
+   * `{key}:slot`) then hashes to one slot, so the set stays one script on one
+   * shard, while different limited keys spread over all shards. A `}` inside
+   * the key ends the tag early, but at the same place in every key of the
+   * decision, so they still share a slot. A key that starts with `}` would
+   * make the tag empty, and Redis then hashes each whole key, a decision's
+   * keys to different slots (CROSSSLOT; found by test/integration/redis-cluster.test.ts):
+   * such keys get a control character before them, which no valid key holds
+   * (key.ts), so the names stay distinct and the tag is that one character.
+   */
+  private tagged(key: string): string {
+    if (this.mode !== 'cluster') return key;
+    return key.startsWith('}') ? `{\u0001${key}}` : `{${key}}`;
+  }
+
+  /**
    * Runs another of our scripts on this connection, with the deadline, the
    * NOSCRIPT reload and the scrubbed errors every decision gets: stores of
    * another shape (the upstream quota) share the connection instead of
-   * opening their own. Keys get this store's prefix.
+   * opening their own. Keys get this store's prefix; in a cluster the first
+   * key is the hash tag of them all, so every other key must be the first
+   * plus a suffix (`q`, `q:holds`), and one call stays on one shard.
    */
   async runScript(script: LuaScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
-    return this.evalScript(script, ['EVALSHA', script.sha1, String(keys.length), ...keys.map((key) => this.keyPrefix + key), ...args]);
+    const first = keys[0];
+    if (first !== undefined && keys.some((key) => !key.startsWith(first))) {
+      throw new TypeError(`runScript: every key of one ${script.name} call must start with its first key, so they share one hash tag`);
+    }
+    const tag = first === undefined ? '' : this.tagged(first);
+    return this.evalScript(script, ['EVALSHA', script.sha1, String(keys.length), ...keys.map((key) => this.keyPrefix + tag + key.slice(tag === '' ? 0 : (first as string).length)), ...args]);
   }
 
   /** One PING on the store's own connection: a cheap probe for outage handling, and the bench's baseline. */
   async ping(): Promise<void> {
-    await this.send(['PING']);
+    await this.send(['PING'], undefined);
   }
 
   async close(): Promise<void> {
@@ -195,20 +198,26 @@ export class RedisWindowStore implements LimitStore {
   }
 
   private async evalScript(script: LuaScript, command: CommandArgs): Promise<unknown> {
+    // EVALSHA sha numkeys key...: the first key routes the call to its shard.
+    const routingKey = command[2] === '0' ? undefined : command[3];
     try {
-      return await this.sendWithDeadline(command);
+      return await this.sendWithDeadline(command, routingKey);
     } catch (error) {
-      if (!isNoScriptError(error)) throw this.toStoreError(error);
+      if (!isNoScriptError(error)) throw this.errors.toStoreError(error);
     }
-    await this.loadScript(script);
-    return this.send(command);
+    await this.loadScript(script, routingKey);
+    return this.send(command, routingKey);
   }
 
-  /** One SCRIPT LOAD per script however many calls met NOSCRIPT at once. */
-  private loadScript(script: LuaScript): Promise<void> {
-    let loading = this.scriptLoading.get(script.sha1);
+  /** One SCRIPT LOAD per script and shard however many calls met NOSCRIPT there at once. */
+  private loadScript(script: LuaScript, routingKey: string | undefined): Promise<void> {
+    const shard = this.mode === 'cluster' && routingKey !== undefined ? `${script.sha1}@${routingKey}` : script.sha1;
+    let loading = this.scriptLoading.get(shard);
     if (loading === undefined) {
-      loading = this.send(['SCRIPT', 'LOAD', script.source])
+      loading = this.deadline(() => this.client.loadScript(script.source, routingKey))
+        .catch((error: unknown) => {
+          throw this.errors.toStoreError(error);
+        })
         .then((sha) => {
           this.scriptLoadCount += 1;
           if (sha !== script.sha1) {
@@ -216,18 +225,18 @@ export class RedisWindowStore implements LimitStore {
           }
         })
         .finally(() => {
-          this.scriptLoading.delete(script.sha1);
+          this.scriptLoading.delete(shard);
         });
-      this.scriptLoading.set(script.sha1, loading);
+      this.scriptLoading.set(shard, loading);
     }
     return loading;
   }
 
-  private async send(command: CommandArgs): Promise<unknown> {
+  private async send(command: CommandArgs, routingKey: string | undefined): Promise<unknown> {
     try {
-      return await this.sendWithDeadline(command);
+      return await this.sendWithDeadline(command, routingKey);
     } catch (error) {
-      throw this.toStoreError(error);
+      throw this.errors.toStoreError(error);
     }
   }
 
@@ -238,12 +247,20 @@ export class RedisWindowStore implements LimitStore {
    * the client's queue until the server answers or the socket drops, which
    * `maxPendingCommands` bounds: past it, calls fail at once instead of piling up.
    */
-  private async sendWithDeadline(command: CommandArgs): Promise<unknown> {
+  private async sendWithDeadline(command: CommandArgs, routingKey: string | undefined): Promise<unknown> {
+    try {
+      return await this.deadline(() => this.client.send(command, routingKey));
+    } catch (error) {
+      if (error instanceof RedisStoreError && error.code === REDIS_TIMEOUT) this.client.suspect(routingKey);
+      throw error;
+    }
+  }
+
+  private async deadline(call: () => Promise<unknown>): Promise<unknown> {
     // withDeadline subscribes to the reply, so its late rejection (after the deadline won) is not unhandled.
-    const result = await withDeadline(() => this.client.sendCommand(command as string[]), this.commandTimeoutMs);
+    const result = await withDeadline(call, this.commandTimeoutMs);
     if (result.ok) {
-      // An answered command ends a NOPERM outage (permissions granted), which no 'ready' event marks.
-      this.authHintLogged = false;
+      this.errors.answered();
       return result.value;
     }
     if (result.cause === 'timeout') {
@@ -251,61 +268,6 @@ export class RedisWindowStore implements LimitStore {
       throw withLateOutcome(new RedisStoreError(REDIS_TIMEOUT, `redis command did not complete within ${this.commandTimeoutMs} ms`), result.late ?? Promise.resolve({ landed: false }));
     }
     throw result.error;
-  }
-
-  private toStoreError(error: unknown): RedisStoreError {
-    if (error instanceof RedisStoreError) return error;
-    const causeName = error instanceof Error ? error.constructor.name : typeof error;
-    const detail = scrubRedisSecrets(error instanceof Error ? error.message : String(error), this.url);
-    const redisCode = redisReplyCode(error);
-    if (redisCode !== undefined && AUTH_REPLY_CODES.has(redisCode)) {
-      this.noteAuthRefusal(redisCode);
-      return new RedisStoreError(REDIS_AUTH_REFUSED, authRefusalHint(redisCode), causeName, redisCode);
-    }
-    if (this.authRefusal !== undefined && !this.client.isReady) {
-      // Offline because the handshake was refused: say so, rather than a bare ClientOfflineError.
-      return new RedisStoreError(REDIS_AUTH_REFUSED, authRefusalHint(this.authRefusal), causeName, this.authRefusal);
-    }
-    if (error instanceof ErrorReply) {
-      return new RedisStoreError(REDIS_ERROR_REPLY, `redis answered with an error: ${detail}`, causeName, redisCode);
-    }
-    if (error instanceof TimeoutError) {
-      return new RedisStoreError(REDIS_TIMEOUT, `redis command waited more than ${this.commandTimeoutMs} ms to be sent`, causeName);
-    }
-    return new RedisStoreError(REDIS_UNAVAILABLE, `redis is unavailable (${causeName}): ${detail}`, causeName);
-  }
-
-  /** The client's 'error' event: every failed connect or handshake, including a refused AUTH/HELLO. */
-  private markDown(error: unknown): void {
-    if (this.closed) return;
-    const redisCode = redisReplyCode(error);
-    if (redisCode !== undefined && AUTH_REPLY_CODES.has(redisCode)) this.noteAuthRefusal(redisCode);
-    else if (redisCode === undefined) this.authRefusal = undefined; // a socket error: no longer (known to be) the credentials
-    if (this.down) return;
-    this.down = true;
-    // Debug: the limiter's guard logs the outage itself, once; this line only adds the socket-level cause.
-    // Class and codes only: a socket error's message may name the host, and its fields the credentials.
-    this.logger.debug('redis connection lost; reconnecting with backoff', { event: 'ratelimit.redis_down', error: describeError(error), redisCode });
-  }
-
-  private markUp(): void {
-    this.authRefusal = undefined;
-    this.authHintLogged = false;
-    if (!this.down) return;
-    this.down = false;
-    this.logger.debug('redis connection restored', { event: 'ratelimit.redis_up' });
-  }
-
-  /**
-   * Retrying cannot fix a wrong password, and the guard's outage line only
-   * says the backend is down: this one line says what to change. Redis's code
-   * only; its reply text is not logged, nor anything of the URL.
-   */
-  private noteAuthRefusal(redisCode: string): void {
-    this.authRefusal = redisCode;
-    if (this.authHintLogged) return;
-    this.authHintLogged = true;
-    this.logger.error(authRefusalHint(redisCode), { event: 'ratelimit.redis_auth_refused', backend: 'redis', redisCode });
   }
 }
 

@@ -1,0 +1,221 @@
+import { ClientOfflineError, createClient, createCluster } from 'redis';
+import type { RedisConnectionTarget, RedisMode } from './redis-url';
+
+export interface RedisConnectionOptions {
+  readonly mode: RedisMode;
+  /** One target (standalone) or the cluster's seed nodes. */
+  readonly seeds: readonly RedisConnectionTarget[];
+  /** PEM CA bundle for rediss:// (REDIS_TLS_CA_FILE's contents); default Node's trusted CAs. */
+  readonly tlsCa?: string;
+  /** Commands queued per node connection before new ones fail at once. */
+  readonly maxPendingCommands: number;
+  /** The client's own wait-to-be-written bound; the store adds its deadline on top. */
+  readonly commandTimeoutMs: number;
+  /** Every failed connect, handshake or node connection; never thrown, the store classifies it. */
+  readonly onError: (error: unknown) => void;
+  /** A (node) connection became ready. */
+  readonly onReady: () => void;
+}
+
+/**
+ * One way to send to Redis whichever its topology: a plain client, or
+ * node-redis's cluster client, which discovers the slots from the seeds, keeps
+ * one connection per master, follows MOVED and ASK, and rediscovers the
+ * topology when a node stops answering (ADR 0056).
+ */
+export interface RedisConnection {
+  readonly mode: RedisMode;
+  readonly isReady: boolean;
+  /** One command to the server, or, in a cluster, to the master of `routingKey`'s slot. */
+  send(command: readonly string[], routingKey: string | undefined): Promise<unknown>;
+  /** SCRIPT LOAD where `routingKey` lives: each shard has its own script cache. */
+  loadScript(source: string, routingKey: string | undefined): Promise<unknown>;
+  /** True once ready, false after `timeoutMs`; never rejects. */
+  whenReady(timeoutMs: number): Promise<boolean>;
+  /**
+   * The server serving `routingKey` let a command pass its deadline. In a
+   * cluster: ask the other nodes for the topology (at most once per
+   * CLUSTER_TOPOLOGY_REFRESH_MS), since a frozen master keeps its sockets open
+   * and the client, seeing no disconnect, would never look for its successor.
+   */
+  suspect(routingKey: string | undefined): void;
+  destroy(): void;
+}
+
+const CONNECT_TIMEOUT_MS = 2000;
+const RECONNECT_MAX_DELAY_MS = 2000;
+/**
+ * How long a cluster node may stay unreachable before the client asks the
+ * others for the topology again (node-redis' default is 5000): after a
+ * master's failover the replica it promoted is found within this of the
+ * cluster's own failover, and asked again every such interval until it is.
+ */
+export const CLUSTER_TOPOLOGY_REFRESH_MS = 1000;
+
+/** Exponential from 50 ms to 2 s, jittered so a fleet does not reconnect in step. */
+export function reconnectDelayMs(retries: number): number {
+  return Math.min(50 * 2 ** retries, RECONNECT_MAX_DELAY_MS) + Math.floor(Math.random() * 100);
+}
+
+export function openRedisConnection(options: RedisConnectionOptions): RedisConnection {
+  return options.mode === 'cluster' ? openCluster(options) : openStandalone(options);
+}
+
+/** The parts, not a URL: the client then has no URL string to put into its own errors. */
+function socketOf(target: RedisConnectionTarget, tlsCa: string | undefined): Record<string, unknown> {
+  return {
+    host: target.host,
+    port: target.port,
+    ...(target.tls ? tlsOf(target.host, tlsCa) : {}),
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    reconnectStrategy: reconnectDelayMs,
+  };
+}
+
+/** SNI carries the host name a managed Redis' certificate is issued for; an IP literal has none to send. */
+function tlsOf(host: string, tlsCa: string | undefined): Record<string, unknown> {
+  const isIp = /^[\d.]+$/.test(host) || host.includes(':');
+  return { tls: true, ...(isIp ? {} : { servername: host }), ...(tlsCa !== undefined ? { ca: tlsCa } : {}) };
+}
+
+function credentialsOf(target: RedisConnectionTarget): Record<string, unknown> {
+  return {
+    ...(target.username !== undefined ? { username: target.username } : {}),
+    ...(target.password !== undefined ? { password: target.password } : {}),
+  };
+}
+
+function openStandalone(options: RedisConnectionOptions): RedisConnection {
+  const target = options.seeds[0] as RedisConnectionTarget;
+  const client = createClient({
+    socket: socketOf(target, options.tlsCa),
+    ...credentialsOf(target),
+    ...(target.database !== undefined ? { database: target.database } : {}),
+    disableOfflineQueue: true,
+    commandsQueueMaxLength: options.maxPendingCommands,
+    commandOptions: { timeout: options.commandTimeoutMs },
+    disableClientInfo: true,
+  });
+  // Without a listener an 'error' event would crash the process; every retry emits one.
+  client.on('error', options.onError);
+  client.on('ready', options.onReady);
+  // Resolves at the first successful connection, however long that takes; rejects only on close.
+  client.connect().catch(() => undefined);
+  return {
+    mode: 'standalone',
+    get isReady() {
+      return client.isReady;
+    },
+    send: (command) => client.sendCommand(command as string[]),
+    loadScript: (source) => client.sendCommand(['SCRIPT', 'LOAD', source]),
+    whenReady: (timeoutMs) => waitFor(() => client.isReady, (listener) => client.once('ready', listener), (listener) => client.off('ready', listener), timeoutMs),
+    // One server: nothing to look for elsewhere; the reconnects cover a restart.
+    suspect: () => undefined,
+    destroy: () => client.destroy(),
+  };
+}
+
+function openCluster(options: RedisConnectionOptions): RedisConnection {
+  const first = options.seeds[0] as RedisConnectionTarget;
+  const cluster = createCluster({
+    rootNodes: options.seeds.map((seed) => ({ socket: socketOf(seed, options.tlsCa) })),
+    // What every node connection gets, the discovered ones included (rootNodes is only for discovery).
+    defaults: {
+      socket: { ...(first.tls ? tlsOf(first.host, options.tlsCa) : {}), connectTimeout: CONNECT_TIMEOUT_MS, reconnectStrategy: reconnectDelayMs },
+      ...credentialsOf(first),
+      disableOfflineQueue: true,
+      commandsQueueMaxLength: options.maxPendingCommands,
+      disableClientInfo: true,
+    },
+    topologyRefreshOnReconnectionAttemptStrategy: CLUSTER_TOPOLOGY_REFRESH_MS,
+  });
+  let closed = false;
+  let lastRefreshMs = Number.NEGATIVE_INFINITY;
+  const loadsInFlight = new WeakMap<object, Map<string, Promise<unknown>>>();
+  const readyListeners = new Set<() => void>();
+  // Asked of the other nodes: asking the frozen one would hang as the command did. Until the cluster has
+  // promoted a replica they name the same master, and the next deadline asks again.
+  const refreshWithout = async (routingKey: string): Promise<void> => {
+    const node = await cluster.getNodeClientForKey(routingKey);
+    const socket = node.options?.socket as { host?: string; port?: number } | undefined;
+    const address = socket?.host !== undefined && socket.port !== undefined ? `${socket.host}:${socket.port}` : undefined;
+    await cluster._slots.rediscover(undefined, address === undefined ? undefined : new Set([address]));
+  };
+  cluster.on('error', options.onError);
+  cluster.on('node-error', options.onError);
+  cluster.on('node-ready', options.onReady);
+  cluster.on('connect', () => {
+    options.onReady();
+    for (const listener of [...readyListeners]) listener();
+  });
+  // The cluster client gives up when no seed answers its first discovery; unlike a plain client it
+  // never retries on its own, so this does: a cluster down at boot is an outage, not a dead store.
+  const connect = (retries: number): void => {
+    if (closed) return;
+    cluster.connect().catch((error: unknown) => {
+      if (closed) return;
+      options.onError(error);
+      setTimeout(() => connect(retries + 1), reconnectDelayMs(retries)).unref();
+    });
+  };
+  connect(0);
+  return {
+    mode: 'cluster',
+    get isReady() {
+      return cluster.isReady;
+    },
+    send(command, routingKey) {
+      // Before discovery the client has no slot table; fail at once, as a disconnected plain client does.
+      if (!cluster.isReady) return Promise.reject(new ClientOfflineError());
+      return cluster.sendCommand(routingKey, false, command as string[]);
+    },
+    async loadScript(source, routingKey) {
+      if (!cluster.isReady || routingKey === undefined) throw new ClientOfflineError();
+      // The key's own master, not SCRIPT LOAD's usual all-nodes fan-out: one unreachable node elsewhere must not fail this shard.
+      const node = await cluster.getNodeClientForKey(routingKey);
+      // One SCRIPT LOAD per node and script however many keys met NOSCRIPT there at once (after a failover, every key of the shard).
+      let loads = loadsInFlight.get(node);
+      if (loads === undefined) {
+        loads = new Map();
+        loadsInFlight.set(node, loads);
+      }
+      let loading = loads.get(source);
+      if (loading === undefined) {
+        const perNode = loads;
+        // Forgotten one turn of the event loop after it completes, not at once: calls whose NOSCRIPT came in
+        // the same read are still on their way here (behind an await for the node) and would load it again.
+        loading = node.sendCommand(['SCRIPT', 'LOAD', source]).finally(() => setImmediate(() => perNode.delete(source)));
+        loads.set(source, loading);
+      }
+      return loading;
+    },
+    whenReady: (timeoutMs) => waitFor(() => cluster.isReady, (listener) => readyListeners.add(listener), (listener) => readyListeners.delete(listener), timeoutMs),
+    suspect(routingKey) {
+      const nowMs = Date.now();
+      if (closed || !cluster.isReady || routingKey === undefined || nowMs - lastRefreshMs < CLUSTER_TOPOLOGY_REFRESH_MS) return;
+      lastRefreshMs = nowMs;
+      void refreshWithout(routingKey).catch(options.onError);
+    },
+    destroy() {
+      closed = true;
+      cluster.destroy();
+    },
+  };
+}
+
+function waitFor(isReady: () => boolean, subscribe: (listener: () => void) => void, unsubscribe: (listener: () => void) => void, timeoutMs: number): Promise<boolean> {
+  if (isReady()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const onReady = (): void => {
+      clearTimeout(timer);
+      unsubscribe(onReady);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      unsubscribe(onReady);
+      resolve(false);
+    }, timeoutMs);
+    timer.unref();
+    subscribe(onReady);
+  });
+}
