@@ -203,13 +203,14 @@ export class Gateway {
     const key = this.keyOf(list, this.listerOf(tokenId));
     try {
       const value = await fetchers[list]();
-      if (this.servedStale.delete(key)) this.options.logger?.info('upstream list fresh again', { event: 'gateway.list_fresh', list });
+      if (this.servedStale.delete(list)) this.options.logger?.info('upstream list fresh again', { event: 'gateway.list_fresh', list });
       return value;
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       const last = this.lastGood.get(key) as Cached<readonly ListItems[K][]> | undefined;
-      if (!this.servedStale.has(key)) {
-        this.servedStale.add(key);
+      // Once per list per outage, however many callers' lists it stales (per-caller lists too).
+      if (!this.servedStale.has(list)) {
+        this.servedStale.add(list);
         this.options.logger?.warn(
           last === undefined
             ? 'upstream list unavailable; listing only firelimit\'s own items until the upstream answers'
@@ -277,7 +278,7 @@ export class Gateway {
   }
 
   /**
-   * With per-caller lists, the lists of at most `maxCallers` tokens are kept (fresh, last good and stale marks):
+   * With per-caller lists, the lists of at most `maxCallers` tokens are kept (fresh and last good):
    * a token that fetches a list becomes the most recent; past the bound, the least recent token's lists all go.
    */
   private touchCaller(tokenId: string | undefined): void {
@@ -292,7 +293,6 @@ export class Gateway {
         const key = this.keyOf(list, oldest);
         this.cache.delete(key);
         this.lastGood.delete(key);
-        this.servedStale.delete(key);
       }
     }
   }

@@ -73,6 +73,21 @@ describe('lists per caller, as an operator turns them on', () => {
     }
   });
 
+  it("per-caller, A on the 2026-07-28 protocol: A's session resource is listed to A, not to B", async () => {
+    const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: proxy.url, UPSTREAM_LISTS: 'per-caller', UPSTREAM_LIST_TTL_MS: '0' }, { tokens: { [SECRET_B]: TOKEN_B } });
+    running.push(firelimit);
+    const a = await connect(firelimit.url, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const b = await connect(firelimit.url, { versionNegotiation: { mode: { pin: '2026-07-28' } } }, SECRET_B);
+    try {
+      const uri = await createSessionResource(a, 'a-2026.txt.gz');
+      expect(await listed(a)).toContain(uri);
+      expect(await listed(b)).not.toContain(uri);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('per-caller: a tool list per token, cached per token for the TTL', async () => {
     proxy.clear();
     const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: proxy.url, UPSTREAM_LISTS: 'per-caller', UPSTREAM_LIST_TTL_MS: '60000' }, { tokens: { [SECRET_B]: TOKEN_B } });

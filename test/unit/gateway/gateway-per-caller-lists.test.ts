@@ -3,9 +3,11 @@ import fc from 'fast-check';
 import { Gateway } from '../../../src/gateway/gateway';
 import type { UpstreamClient } from '../../../src/gateway/upstream-client';
 import { UpstreamError } from '../../../src/gateway/upstream-error';
+import { createCapturingLogger } from '../../support/capturing-logger';
 
 /** A Gateway with per-caller lists over a fake upstream that lists, to each token, a tool named after it. */
 function gatewayOver(maxCallers: number | undefined, listTtlMs = 60_000) {
+  const logger = createCapturingLogger();
   const time = { nowMs: 1_000_000 };
   const fetchedFor: (string | undefined)[] = [];
   const state = { down: false };
@@ -22,9 +24,9 @@ function gatewayOver(maxCallers: number | undefined, listTtlMs = 60_000) {
         { timeout: 1000 },
       ),
   } as unknown as UpstreamClient;
-  const gateway = new Gateway({ client, listTtlMs, clock: () => time.nowMs, ...(maxCallers === undefined ? {} : { perCallerLists: { maxCallers } }) });
+  const gateway = new Gateway({ client, listTtlMs, clock: () => time.nowMs, logger, ...(maxCallers === undefined ? {} : { perCallerLists: { maxCallers } }) });
   const names = async (tokenId: string) => (await gateway.forListing('tools', tokenId)).map((t) => t.name);
-  return { gateway, time, fetchedFor, state, names };
+  return { gateway, time, fetchedFor, state, names, logger };
 }
 
 describe('Gateway lists per caller (UPSTREAM_LISTS=per-caller)', () => {
@@ -53,6 +55,16 @@ describe('Gateway lists per caller (UPSTREAM_LISTS=per-caller)', () => {
     state.down = true;
     expect(await names('tok_a')).toEqual(['tool-of-tok_a']);
     expect(await names('tok_b')).toEqual([]);
+  });
+
+  it('an outage is one stale WARNING per list however many callers list, and one fresh line when it ends', async () => {
+    const { names, state, logger } = gatewayOver(8, 0);
+    state.down = true;
+    for (const token of ['tok_a', 'tok_b', 'tok_c', 'tok_a']) await names(token);
+    state.down = false;
+    for (const token of ['tok_a', 'tok_b']) await names(token);
+    const events = logger.entries.map((e) => e.fields?.event).filter((e) => e === 'gateway.list_stale' || e === 'gateway.list_fresh');
+    expect(events).toEqual(['gateway.list_stale', 'gateway.list_fresh']);
   });
 
   it('keeps the lists of at most maxCallers tokens, the least recently fetched forgotten first (fresh and last good)', async () => {
