@@ -319,6 +319,10 @@ export const knobs = {
     wholeNumber('a number of sessions', 1, 100_000).default(256),
     "set UPSTREAM_SESSIONS_MAX to the most callers' sessions kept open on the upstream at once, e.g. 256; past it the least recently used is ended",
   ),
+  UPSTREAM_LISTS: knob(
+    z.enum(['shared', 'per-caller'], { error: 'expected shared or per-caller' }).default('shared'),
+    "set UPSTREAM_LISTS to shared (one fetch of each upstream list for every caller) or per-caller (each token's lists fetched on its own upstream session, for an upstream that lists different things to different callers)",
+  ),
   UPSTREAM_SESSION_IDLE_MS: knob(
     durationMs(1000, 86_400_000).default(300_000),
     "set UPSTREAM_SESSION_IDLE_MS to how long a caller's upstream session may go unused before it is ended, in ms, e.g. 300000",

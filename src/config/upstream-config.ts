@@ -16,6 +16,8 @@ export interface UpstreamConfig {
   readonly sessionsMax: number;
   /** UPSTREAM_SESSION_IDLE_MS: a caller's upstream session unused this long is ended. */
   readonly sessionIdleMs: number;
+  /** UPSTREAM_LISTS: one cached copy of each list for every caller (`shared`, default) or one per token (docs/adr/0050). */
+  readonly lists?: 'shared' | 'per-caller';
   /** UPSTREAM_RATE set: the shared quota every forwarded tools/call is scheduled on. */
   readonly quota: UpstreamQuotaConfig | undefined;
   /** The limits file's `upstream.tools`: a tool's own quota, scheduled as well as the shared one (docs/adr/0037). */
@@ -125,6 +127,7 @@ export function upstreamOf(
     listTtlMs: v.UPSTREAM_LIST_TTL_MS,
     sessionsMax: v.UPSTREAM_SESSIONS_MAX,
     sessionIdleMs: v.UPSTREAM_SESSION_IDLE_MS,
+    lists: v.UPSTREAM_LISTS,
     quota: quotaOf(rate === undefined ? undefined : { ...rate, dailyBudget: v.UPSTREAM_DAILY_BUDGET }),
     toolQuotas,
     costs,

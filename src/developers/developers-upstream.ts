@@ -32,8 +32,11 @@ export function upstreamSection(config: Config, listed: readonly UpstreamToolFac
   if (upstream === undefined) return html``;
   const relayed = html`${upstreamToolRows(config, listed)}
 <p id="upstream-isolation">If the upstream server keeps sessions, your calls reach it in a session of your token's own: what
-another token does in its session (a resource it created, a setting it changed) is not visible to you, nor yours to it. The
-tool, resource and prompt lists are the same for every token.</p>
+another token does in its session (a resource it created, a setting it changed) is not visible to you, nor yours to it. ${
+    upstream.lists === 'per-caller'
+      ? "The tool, resource and prompt lists you get are your token's own, fetched in your session."
+      : 'The tool, resource and prompt lists are the same for every token.'
+  }</p>
 ${whileItRuns(upstream)}`;
   const q = upstream.quota;
   const anyQuota = anyUpstreamQuota(upstream);
@@ -147,6 +150,9 @@ const MAX_DESCRIPTION_CHARS = 160;
 
 /** The upstream's tools from the last list, with what a call of each costs of your limit (rules above may add). */
 function upstreamToolRows(config: Config, listed: readonly UpstreamToolFact[] | undefined): SafeHtml {
+  if (config.upstream?.lists === 'per-caller') {
+    return html`<p>The upstream server lists its tools to each token in its own session; <code>tools/list</code> shows yours.</p>`;
+  }
   if (listed === undefined) {
     return html`<p>The upstream server has not listed its tools to this instance yet; <code>tools/list</code> shows them once it has.</p>`;
   }

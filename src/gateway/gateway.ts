@@ -35,10 +35,18 @@ export interface GatewayOptions {
   readonly events?: GatewayEvents;
   /** Where a list served stale is noted. */
   readonly logger?: Logger;
+  /**
+   * UPSTREAM_LISTS=per-caller: each token's lists are fetched on its own upstream session and cached for it alone
+   * (docs/adr/0050), for at most `maxCallers` tokens (UPSTREAM_SESSIONS_MAX), the least recently listed forgotten
+   * first. Default: unset, one copy of each list for every caller.
+   */
+  readonly perCallerLists?: { readonly maxCallers: number };
 }
 
 /** The upstream's lists, by the name the cache keeps them under. */
 export type UpstreamListName = 'tools' | 'resources' | 'templates' | 'prompts';
+
+const LIST_NAMES: readonly UpstreamListName[] = ['tools', 'resources', 'templates', 'prompts'];
 
 interface ListItems {
   readonly tools: Tool;
@@ -70,10 +78,11 @@ export type ForwardedCall = { readonly status: 'called'; readonly result: CallTo
 /**
  * The upstream as firelimit's MCP layer sees it: its lists (cached for
  * `listTtlMs`, dropped when the upstream says one changed) and its calls,
- * every forwarded request behind the upstream quotas. Lists are asked for without a token
- * id: they are the same for every caller and served to all from one fetch.
+ * every forwarded request behind the upstream quotas. Lists are asked for on the shared connection and served to
+ * every caller from one fetch, unless they are per caller (GatewayOptions.perCallerLists).
  */
 export class Gateway {
+  /** By list name, or by list name and token id when lists are per caller (keyOf). */
   private readonly cache = new Map<string, Cached<unknown>>();
   private readonly fetching = new Map<string, Promise<unknown>>();
   /** Each list as last fetched, kept through invalidate() and outages: what is listed while the upstream cannot answer. */
@@ -81,6 +90,8 @@ export class Gateway {
   /** Lists now served from lastGood, so the log says so once per outage, not per list call. */
   private readonly servedStale = new Set<string>();
   private lastCapabilities: ServerCapabilities | undefined;
+  /** With per-caller lists: the tokens whose lists are kept, least recently fetched first. */
+  private readonly callers = new Set<string>();
   /** Bumped by invalidate(): a fetch begun before it does not refill the cache. */
   private generation = 0;
 
@@ -97,23 +108,37 @@ export class Gateway {
     return this.options.quota;
   }
 
-  async tools(): Promise<readonly Tool[]> {
-    return this.cached('tools', async () => (await this.options.client.request(undefined, (client, o) => client.listTools(undefined, { ...o, cacheMode: 'bypass' }))).tools);
+  /** `tokenId` matters only with per-caller lists: then the list is that token's, fetched on its session. */
+  async tools(tokenId?: string): Promise<readonly Tool[]> {
+    const on = this.listerOf(tokenId);
+    return this.cached(this.keyOf('tools', on), async () => (await this.options.client.request(on, (client, o) => client.listTools(undefined, { ...o, cacheMode: 'bypass' }))).tools, on);
   }
 
-  async resources(): Promise<readonly Resource[]> {
+  async resources(tokenId?: string): Promise<readonly Resource[]> {
     if (!(await this.offers('resources'))) return [];
-    return this.cached('resources', async () => (await this.options.client.request(undefined, (client, o) => client.listResources(undefined, { ...o, cacheMode: 'bypass' }))).resources);
+    const on = this.listerOf(tokenId);
+    return this.cached(this.keyOf('resources', on), async () => (await this.options.client.request(on, (client, o) => client.listResources(undefined, { ...o, cacheMode: 'bypass' }))).resources, on);
   }
 
-  async resourceTemplates(): Promise<readonly ResourceTemplate[]> {
+  async resourceTemplates(tokenId?: string): Promise<readonly ResourceTemplate[]> {
     if (!(await this.offers('resources'))) return [];
-    return this.cached('templates', async () => (await this.options.client.request(undefined, (client, o) => client.listResourceTemplates(undefined, { ...o, cacheMode: 'bypass' }))).resourceTemplates);
+    const on = this.listerOf(tokenId);
+    return this.cached(this.keyOf('templates', on), async () => (await this.options.client.request(on, (client, o) => client.listResourceTemplates(undefined, { ...o, cacheMode: 'bypass' }))).resourceTemplates, on);
   }
 
-  async prompts(): Promise<readonly Prompt[]> {
+  async prompts(tokenId?: string): Promise<readonly Prompt[]> {
     if (!(await this.offers('prompts'))) return [];
-    return this.cached('prompts', async () => (await this.options.client.request(undefined, (client, o) => client.listPrompts(undefined, { ...o, cacheMode: 'bypass' }))).prompts);
+    const on = this.listerOf(tokenId);
+    return this.cached(this.keyOf('prompts', on), async () => (await this.options.client.request(on, (client, o) => client.listPrompts(undefined, { ...o, cacheMode: 'bypass' }))).prompts, on);
+  }
+
+  /** Whose session a list is fetched on: the caller's with per-caller lists, else the shared connection's (undefined). */
+  private listerOf(tokenId: string | undefined): string | undefined {
+    return this.options.perCallerLists === undefined ? undefined : tokenId;
+  }
+
+  private keyOf(list: UpstreamListName, tokenId: string | undefined): string {
+    return tokenId === undefined ? list : `${list}\u0000${tokenId}`;
   }
 
   /** Throws an UpstreamQuotaRefusal when the upstream quota does not let the read run now. */
@@ -152,12 +177,12 @@ export class Gateway {
    * The upstream tool of that name, from the cached list; undefined when the upstream has none. With the upstream
    * failing, from the last good list, so the call is tried (and answered as unreachable) rather than called unknown.
    */
-  async tool(name: string): Promise<Tool | undefined> {
+  async tool(name: string, tokenId?: string): Promise<Tool | undefined> {
     let tools: readonly Tool[];
     try {
-      tools = await this.tools();
+      tools = await this.tools(tokenId);
     } catch (error) {
-      const last = this.lastGood.get('tools') as Cached<readonly Tool[]> | undefined;
+      const last = this.lastGood.get(this.keyOf('tools', this.listerOf(tokenId))) as Cached<readonly Tool[]> | undefined;
       if (!(error instanceof UpstreamError) || last === undefined) throw error;
       tools = last.value;
     }
@@ -169,20 +194,22 @@ export class Gateway {
    * client still discovers firelimit's own tools and can ask for its limits; the log says once per outage that the
    * list is stale (gateway.list_stale), and once when it is fresh again.
    */
-  async forListing<K extends UpstreamListName>(list: K): Promise<readonly ListItems[K][]> {
+  async forListing<K extends UpstreamListName>(list: K, tokenId?: string): Promise<readonly ListItems[K][]> {
     const fetchers: { readonly [N in UpstreamListName]: () => Promise<readonly ListItems[N][]> } = {
-      tools: () => this.tools(),
-      resources: () => this.resources(),
-      templates: () => this.resourceTemplates(),
-      prompts: () => this.prompts(),
+      tools: () => this.tools(tokenId),
+      resources: () => this.resources(tokenId),
+      templates: () => this.resourceTemplates(tokenId),
+      prompts: () => this.prompts(tokenId),
     };
+    const key = this.keyOf(list, this.listerOf(tokenId));
     try {
       const value = await fetchers[list]();
       if (this.servedStale.delete(list)) this.options.logger?.info('upstream list fresh again', { event: 'gateway.list_fresh', list });
       return value;
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
-      const last = this.lastGood.get(list) as Cached<readonly ListItems[K][]> | undefined;
+      const last = this.lastGood.get(key) as Cached<readonly ListItems[K][]> | undefined;
+      // Once per list per outage, however many callers' lists it stales (per-caller lists too).
       if (!this.servedStale.has(list)) {
         this.servedStale.add(list);
         this.options.logger?.warn(
@@ -196,7 +223,7 @@ export class Gateway {
     }
   }
 
-  /** The upstream's tools as last listed (for /developers); undefined before the first list. */
+  /** The upstream's tools as last listed (for /developers); undefined before the first list, and always with per-caller lists (no one caller's list is everyone's). */
   lastListedTools(): readonly Tool[] | undefined {
     return (this.lastGood.get('tools') as Cached<readonly Tool[]> | undefined)?.value;
   }
@@ -251,7 +278,27 @@ export class Gateway {
     }
   }
 
-  private async cached<T>(name: string, fetchList: () => Promise<T>): Promise<T> {
+  /**
+   * With per-caller lists, the lists of at most `maxCallers` tokens are kept (fresh and last good):
+   * a token that fetches a list becomes the most recent; past the bound, the least recent token's lists all go.
+   */
+  private touchCaller(tokenId: string | undefined): void {
+    const per = this.options.perCallerLists;
+    if (per === undefined || tokenId === undefined) return;
+    this.callers.delete(tokenId);
+    this.callers.add(tokenId);
+    while (this.callers.size > per.maxCallers) {
+      const oldest = this.callers.values().next().value as string;
+      this.callers.delete(oldest);
+      for (const list of LIST_NAMES) {
+        const key = this.keyOf(list, oldest);
+        this.cache.delete(key);
+        this.lastGood.delete(key);
+      }
+    }
+  }
+
+  private async cached<T>(name: string, fetchList: () => Promise<T>, caller?: string): Promise<T> {
     const nowMs = this.options.clock();
     const hit = this.cache.get(name) as Cached<T> | undefined;
     if (hit !== undefined && nowMs - hit.atMs < this.options.listTtlMs) return hit.value;
@@ -263,6 +310,7 @@ export class Gateway {
       // A list_changed during the fetch may make this copy stale: it answers its callers, and is not kept.
       if (generation === this.generation) this.cache.set(name, { value, atMs: nowMs });
       this.lastGood.set(name, { value, atMs: nowMs });
+      this.touchCaller(caller);
       return value;
     });
     this.fetching.set(name, fetched);

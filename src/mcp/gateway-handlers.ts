@@ -40,7 +40,9 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
   low.removeRequestHandler('logging/setLevel');
   low.setRequestHandler('logging/setLevel', () => ({}));
 
-  low.setRequestHandler('tools/list', async () => ({ tools: [...ownListed, ...(await gateway.forListing('tools')).filter((tool) => !own.has(tool.name))] }));
+  // The caller's token id matters only with UPSTREAM_LISTS=per-caller (the Gateway ignores it otherwise).
+  const callerOf = (ctx: Parameters<typeof toolContextOf>[0]): string | undefined => toolContextOf(ctx)?.token.id;
+  low.setRequestHandler('tools/list', async (_request, ctx) => ({ tools: [...ownListed, ...(await gateway.forListing('tools', callerOf(ctx))).filter((tool) => !own.has(tool.name))] }));
 
   low.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
@@ -51,7 +53,7 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
       if (!parsed.success) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid arguments for tool ${name}`);
       return runTool(mine, parsed.data, context, logger);
     }
-    const tool = await upstream(() => gateway.tool(name));
+    const tool = await upstream(() => gateway.tool(name, context?.token.id));
     if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
     if (context === undefined) return runTool(mine ?? missingContextTool(name), {}, undefined, logger);
     try {
@@ -67,8 +69,8 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
     }
   });
 
-  low.setRequestHandler('resources/list', async () => ({ resources: [LIMITS_RESOURCE, ...(await gateway.forListing('resources')).filter((r) => r.uri !== LIMITS_RESOURCE_URI)] }));
-  low.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [...(await gateway.forListing('templates'))] }));
+  low.setRequestHandler('resources/list', async (_request, ctx) => ({ resources: [LIMITS_RESOURCE, ...(await gateway.forListing('resources', callerOf(ctx))).filter((r) => r.uri !== LIMITS_RESOURCE_URI)] }));
+  low.setRequestHandler('resources/templates/list', async (_request, ctx) => ({ resourceTemplates: [...(await gateway.forListing('templates', callerOf(ctx)))] }));
   low.setRequestHandler('resources/read', async (request, ctx) => {
     const { uri } = request.params;
     if (uri === LIMITS_RESOURCE_URI) return { contents: [{ uri, mimeType: 'application/json', text: limitsText }] };
@@ -83,7 +85,7 @@ export function installGatewayHandlers(server: McpServer, config: Config, tools:
       return upstream(() => gateway.complete(context?.token.id ?? '', request.params, ctx.mcpReq.signal, echoedReservation(request.params), context?.waitBudget), () => quotaAnswerClock(context, clock), graceMs);
     });
   }
-  low.setRequestHandler('prompts/list', async () => ({ prompts: [...(await gateway.forListing('prompts'))] }));
+  low.setRequestHandler('prompts/list', async (_request, ctx) => ({ prompts: [...(await gateway.forListing('prompts', callerOf(ctx)))] }));
   low.setRequestHandler('prompts/get', async (request, ctx) => {
     const context = toolContextOf(ctx);
     return upstream(() => gateway.getPrompt(context?.token.id ?? '', request.params.name, request.params.arguments, ctx.mcpReq.signal, echoedReservation(request.params), context?.waitBudget), () => quotaAnswerClock(context, clock), graceMs);

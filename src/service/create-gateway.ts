@@ -90,7 +90,7 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
       events: options.metrics,
     });
   }
-  const gateway = new Gateway({ client, listTtlMs: config.listTtlMs, clock: options.clock, quota, events: options.metrics, logger: options.logger });
+  const gateway = new Gateway({ client, listTtlMs: config.listTtlMs, ...(config.lists === 'per-caller' ? { perCallerLists: { maxCallers: config.sessionsMax } } : {}), clock: options.clock, quota, events: options.metrics, logger: options.logger });
   ref.gateway = gateway;
   // Only once the upstream answered: asking a down upstream for its list would hold the boot for its timeout.
   if (await client.warmUp()) {

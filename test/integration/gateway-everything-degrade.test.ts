@@ -1,6 +1,7 @@
-import type { CallToolResult } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, type CallToolResult, type Tool } from '@modelcontextprotocol/client';
 import { freeLoopbackPort, startEverythingUpstream, type EverythingUpstream } from '../support/everything-upstream';
 import { connect, startFirelimit, type RunningFirelimit } from '../support/gateway-harness';
+import { GOOD_SECRET } from '../support/mcp-test-app';
 
 jest.setTimeout(60_000);
 
@@ -69,6 +70,36 @@ describe('with the upstream unreachable, tools/list degrades instead of failing'
       const withExecution = upstreamTools.filter((t) => t.execution !== undefined);
       expect(withExecution.length).toBeGreaterThan(0);
       for (const tool of upstreamTools) expect(listed.get(tool.name)).toEqual(tool);
+    } finally {
+      await client.close();
+      await firelimit.stop();
+    }
+  });
+
+  it("the 2026-07-28 list keeps every field that revision's Tool has, and no execution: the spec removed it (SEP-2663, ADR 0051)", async () => {
+    const firelimit = await startFirelimit({ UPSTREAM_MCP_URL: upstream.url });
+    // The wire, not the client's parse: the SDK client's 2026 schema would strip an execution field itself.
+    const wireTools: Tool[][] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      const sent = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string }) : {};
+      if (sent.method === 'tools/list') wireTools.push(((await response.clone().json()) as { result: { tools: Tool[] } }).result.tools);
+      return response;
+    };
+    const client = new Client({ name: 'integrator-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new StreamableHTTPClientTransport(firelimit.url, { fetch: recording, requestInit: { headers: { Authorization: `Bearer ${GOOD_SECRET}` } } }));
+    try {
+      const direct = await connect(new URL(upstream.url));
+      const upstreamTools = (await direct.listTools()).tools;
+      await direct.close();
+      expect(upstreamTools.filter((t) => t.execution !== undefined).length).toBeGreaterThan(0);
+      const parsed = new Map((await client.listTools()).tools.map((t) => [t.name, t]));
+      expect(wireTools).toHaveLength(1);
+      const onWire = new Map((wireTools[0] ?? []).map((t) => [t.name, t]));
+      for (const { execution: _removed, ...tool } of upstreamTools) {
+        expect(onWire.get(tool.name)).toEqual(tool);
+        expect(parsed.get(tool.name)).toEqual(tool);
+      }
     } finally {
       await client.close();
       await firelimit.stop();

@@ -90,6 +90,14 @@ describe('/developers in gateway mode tells the truth (issue 17 item 8)', () => 
     expect(text).toContain('lists are the same for every token');
   });
 
+  it('with UPSTREAM_LISTS=per-caller: the lists are the token\'s own, and no one caller\'s tools are named', () => {
+    const text = render({ UPSTREAM_MCP_URL: 'http://u.example/mcp', UPSTREAM_LISTS: 'per-caller' }, [{ name: 'echo', description: 'Echoes back the input string' }]);
+    expect(text).toMatch(/lists you get are your token(&#39;|&#x27;|')s own/);
+    expect(text).not.toContain('lists are the same for every token');
+    expect(text).not.toContain('Echoes back the input string');
+    expect(text).toContain('lists its tools to each token in its own session');
+  });
+
   it('says when the upstream has not listed its tools yet', () => {
     expect(render({ UPSTREAM_MCP_URL: 'http://u.example/mcp' })).toContain('has not listed its tools to this instance yet');
   });
