@@ -5,12 +5,18 @@ export interface DelayProxy {
   close(): Promise<void>;
 }
 
+/** A delay read again for every chunk, so a test can slow the link down and speed it up while connected. */
+export interface DelaySwitch {
+  delayMs: number;
+}
+
 /**
  * A TCP relay on 127.0.0.1 that holds every chunk `delayMs` in each
  * direction, preserving order: a same-region network in front of a loopback
- * server. Used by the rtdb and algorithms benches.
+ * server. Used by the rtdb and algorithms benches, and (with a DelaySwitch)
+ * by the outage tests.
  */
-export async function startDelayProxy(targetPort: number, delayMs: number): Promise<DelayProxy> {
+export async function startDelayProxy(targetPort: number, delay: number | DelaySwitch): Promise<DelayProxy> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(targetPort, '127.0.0.1');
@@ -24,9 +30,7 @@ export async function startDelayProxy(targetPort: number, delayMs: number): Prom
         upstream.destroy();
       });
     }
-    // Timers of one duration fire in the order they were set, so chunks stay in order.
-    const relay = (from: net.Socket, to: net.Socket) =>
-      from.on('data', (chunk) => setTimeout(() => to.destroyed || to.write(chunk), delayMs));
+    const relay = typeof delay === 'number' ? fixedRelay(delay) : switchableRelay(delay);
     relay(client, upstream);
     relay(upstream, client);
   });
@@ -39,5 +43,26 @@ export async function startDelayProxy(targetPort: number, delayMs: number): Prom
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+type Relay = (from: net.Socket, to: net.Socket) => void;
+
+// Timers of one duration fire in the order they were set, so chunks stay in order.
+function fixedRelay(delayMs: number): Relay {
+  return (from, to) => {
+    from.on('data', (chunk) => setTimeout(() => to.destroyed || to.write(chunk), delayMs));
+  };
+}
+
+// One queue per direction, each chunk held until its time: order is kept when the delay changes.
+function switchableRelay(slow: DelaySwitch): Relay {
+  return (from, to) => {
+    let lastAtMs = 0;
+    from.on('data', (chunk) => {
+      const atMs = Math.max(performance.now() + slow.delayMs, lastAtMs);
+      lastAtMs = atMs;
+      setTimeout(() => to.destroyed || to.write(chunk), atMs - performance.now());
+    });
   };
 }

@@ -1,7 +1,7 @@
 import type { AuthenticatedToken, CachedVerdict, TokenRecord, TokenStore, TokenVerifier } from './token-record';
 import { toAuthenticatedToken } from './token-record-schema';
 import { hashesEqual, hashSecret, isWellFormedSecret } from './token-secret';
-import { VerdictCache } from './verdict-cache';
+import { VerdictCaches } from './verdict-cache';
 
 /** The longest a cached answer may live: the issue promises revocation within 60 s on every instance. */
 export const MAX_TOKEN_CACHE_TTL_MS = 60_000;
@@ -26,7 +26,6 @@ export class TokenStoreUnavailableError extends Error {
 }
 
 const INVALID: CachedVerdict = { kind: 'invalid' };
-const UNKNOWN: CachedVerdict = { kind: 'unknown' };
 
 /**
  * Verifies bearer secrets against a TokenStore, remembering answers for
@@ -48,10 +47,8 @@ export class CachedTokenVerifier implements TokenVerifier {
   readonly ttlMs: number;
   private readonly store: TokenStore;
   private readonly clock: () => number;
-  private readonly valid: VerdictCache<AuthenticatedToken>;
-  /** Hashes found unknown or revoked. */
-  private readonly invalid: VerdictCache<true>;
-  private readonly inFlight = new Map<string, Promise<AuthenticatedToken | undefined>>();
+  /** Valid tokens, and hashes found unknown or revoked. */
+  private readonly verdicts: VerdictCaches;
   private storeReads = 0;
 
   constructor(options: CachedTokenVerifierOptions) {
@@ -63,8 +60,7 @@ export class CachedTokenVerifier implements TokenVerifier {
     this.ttlMs = ttlMs;
     this.store = options.store;
     this.clock = options.clock ?? Date.now;
-    this.valid = new VerdictCache(maxEntries);
-    this.invalid = new VerdictCache(maxEntries);
+    this.verdicts = new VerdictCaches(maxEntries);
   }
 
   /** Store reads so far (cache misses); for tests and metrics. */
@@ -73,37 +69,24 @@ export class CachedTokenVerifier implements TokenVerifier {
   }
 
   get cachedEntries(): { valid: number; invalid: number } {
-    return { valid: this.valid.size, invalid: this.invalid.size };
+    return this.verdicts.sizes;
   }
 
   async verify(secret: string): Promise<AuthenticatedToken | undefined> {
     if (typeof secret !== 'string' || !isWellFormedSecret(secret)) return undefined;
     const hash = hashSecret(secret);
     const nowMs = this.clock();
-    const valid = this.valid.get(hash, nowMs);
-    if (valid !== undefined) return valid;
-    if (this.invalid.get(hash, nowMs) !== undefined) return undefined;
-
-    const pending = this.inFlight.get(hash);
-    if (pending !== undefined) return pending;
-    const lookup = this.lookUp(hash, nowMs).finally(() => this.inFlight.delete(hash));
-    this.inFlight.set(hash, lookup);
-    return lookup;
+    return this.verdicts.get(hash, nowMs, () => this.lookUp(hash, nowMs));
   }
 
   peek(secret: string): CachedVerdict {
     if (typeof secret !== 'string' || !isWellFormedSecret(secret)) return INVALID;
-    const hash = hashSecret(secret);
-    const nowMs = this.clock();
-    const valid = this.valid.get(hash, nowMs);
-    if (valid !== undefined) return { kind: 'valid', token: valid };
-    return this.invalid.get(hash, nowMs) !== undefined ? INVALID : UNKNOWN;
+    return this.verdicts.peek(hashSecret(secret), this.clock());
   }
 
   /** Forgets everything, e.g. after this instance itself revoked a token. */
   clear(): void {
-    this.valid.clear();
-    this.invalid.clear();
+    this.verdicts.clear();
   }
 
   private async lookUp(hash: string, askedAtMs: number): Promise<AuthenticatedToken | undefined> {
@@ -119,15 +102,7 @@ export class CachedTokenVerifier implements TokenVerifier {
     // The TTL counts from before the read: the answer reflects the store no earlier than that, so a
     // revocation written at time R is seen by every lookup after R + ttlMs, however slow the read was.
     const expiresAtMs = askedAtMs + this.ttlMs;
-    if (this.ttlMs > 0) {
-      if (token !== undefined) {
-        this.invalid.delete(hash);
-        this.valid.set(hash, token, expiresAtMs);
-      } else {
-        this.valid.delete(hash);
-        this.invalid.set(hash, true, expiresAtMs);
-      }
-    }
+    if (this.ttlMs > 0) this.verdicts.remember(hash, token, expiresAtMs);
     return token;
   }
 }

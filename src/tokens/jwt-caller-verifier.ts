@@ -3,7 +3,7 @@ import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } 
 import type { TrustedIssuer } from '../config/auth-issuers';
 import { KeySetCache, KeySetUnavailableError } from './key-set-cache';
 import { subjectCallerId } from './subject-id';
-import { VerdictCache } from './verdict-cache';
+import { VerdictCaches } from './verdict-cache';
 import { isJwtShaped } from './jwt-shape';
 import { MCP_SCOPE, type AuthenticatedToken, type CachedVerdict, type TokenVerifier } from './token-record';
 
@@ -53,17 +53,14 @@ export class JwtCallerVerifier implements TokenVerifier {
   private readonly tierNames: ReadonlySet<string>;
   private readonly ttlMs: number;
   private readonly clock: () => number;
-  // Two maps, so a flood of forged tokens (invalid verdicts) cannot evict the callers who signed in.
-  private readonly valid: VerdictCache<AuthenticatedToken>;
-  private readonly invalid: VerdictCache<true>;
-  private readonly inFlight = new Map<string, Promise<AuthenticatedToken | undefined>>();
+  // Valid and invalid verdicts apart, so a flood of forged tokens cannot evict the callers who signed in.
+  private readonly verdicts: VerdictCaches;
 
   constructor(options: JwtCallerVerifierOptions) {
     this.clock = options.clock ?? Date.now;
     this.ttlMs = options.ttlMs ?? 30_000;
     this.tierNames = new Set(options.tierNames);
-    this.valid = new VerdictCache(options.maxEntries ?? 10_000);
-    this.invalid = new VerdictCache(options.maxEntries ?? 10_000);
+    this.verdicts = new VerdictCaches(options.maxEntries ?? 10_000);
     for (const config of options.issuers) {
       this.byIssuer.set(config.issuer, {
         config,
@@ -83,33 +80,23 @@ export class JwtCallerVerifier implements TokenVerifier {
     if (typeof credential !== 'string' || !isJwtShaped(credential)) return undefined;
     const hash = hashOf(credential);
     const nowMs = this.clock();
-    const valid = this.valid.get(hash, nowMs);
-    if (valid !== undefined) return valid;
-    if (this.invalid.get(hash, nowMs) !== undefined) return undefined;
-    const pending = this.inFlight.get(hash);
-    if (pending !== undefined) return pending;
-    const check = this.check(credential, hash, nowMs).finally(() => this.inFlight.delete(hash));
-    this.inFlight.set(hash, check);
-    return check;
+    return this.verdicts.get(hash, nowMs, () => this.check(credential, hash, nowMs));
   }
 
   peek(credential: string): CachedVerdict {
     if (typeof credential !== 'string' || !isJwtShaped(credential)) return { kind: 'invalid' };
-    const hash = hashOf(credential);
-    const nowMs = this.clock();
-    const valid = this.valid.get(hash, nowMs);
-    if (valid !== undefined) return { kind: 'valid', token: valid };
-    return this.invalid.get(hash, nowMs) !== undefined ? { kind: 'invalid' } : { kind: 'unknown' };
+    return this.verdicts.peek(hashOf(credential), this.clock());
   }
 
   private async check(credential: string, hash: string, askedAtMs: number): Promise<AuthenticatedToken | undefined> {
     const verified = await this.verifyWithIssuer(credential);
     if (verified === undefined) {
-      this.invalid.set(hash, true, askedAtMs + this.ttlMs);
+      this.verdicts.remember(hash, undefined, askedAtMs + this.ttlMs);
       return undefined;
     }
     const { caller, expiresAtMs } = verified;
-    this.valid.set(hash, caller, Math.min(askedAtMs + this.ttlMs, expiresAtMs));
+    // Never past the token's own `exp`.
+    this.verdicts.remember(hash, caller, Math.min(askedAtMs + this.ttlMs, expiresAtMs));
     return caller;
   }
 

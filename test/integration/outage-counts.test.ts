@@ -1,7 +1,6 @@
 import { getDatabase } from 'firebase-admin/database';
 import type { App } from 'firebase-admin/app';
-import type { DelayProxy } from '../../bench/delay-proxy';
-import { startSwitchableProxy } from '../support/switchable-delay-proxy';
+import { startDelayProxy, type DelayProxy } from '../../bench/delay-proxy';
 import { ALGORITHM_NAMES } from '../../src/limiter/algorithms';
 import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
 import type { RateLimiter } from '../../src/limiter/rate-limiter';
@@ -67,7 +66,7 @@ describe('Redis: counts stay true after a hiccup', () => {
     // The proxy relays at once until told to slow down: then every command lands, each after the limiter gave up on it.
     let proxy: DelayProxy | undefined;
     const slow = { delayMs: 0 };
-    proxy = await startSwitchableProxy(redis.port, slow);
+    proxy = await startDelayProxy(redis.port, slow);
     try {
       const limiter = await limiterOn(`redis://127.0.0.1:${proxy.port}`, algorithm);
       const outcome = await countThroughHiccup({

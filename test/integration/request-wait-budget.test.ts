@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import type { DelayProxy } from '../../bench/delay-proxy';
+import { startDelayProxy, type DelayProxy } from '../../bench/delay-proxy';
 import { loadConfig } from '../../src/config/config';
 import { buildService, type Service } from '../../src/service/build-service';
 import { FileTokenStore } from '../../src/tokens/file-token-store';
@@ -10,7 +10,6 @@ import { TokenService } from '../../src/tokens/token-service';
 import { createCapturingLogger } from '../support/capturing-logger';
 import { PRICED_STATUS } from '../support/mcp-test-app';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
-import { startSwitchableProxy } from '../support/switchable-delay-proxy';
 import { startUpstreamStub } from '../support/upstream-mcp-server';
 
 /**
@@ -36,7 +35,7 @@ let service: Service | undefined;
 
 beforeAll(async () => {
   redis = await startRedisServer();
-  proxy = await startSwitchableProxy(redis.port, slow);
+  proxy = await startDelayProxy(redis.port, slow);
   dir = await mkdtemp(path.join(os.tmpdir(), 'firelimit-wait-budget-'));
   const store = new FileTokenStore({ path: path.join(dir, 'tokens.json') });
   ({ secret } = await new TokenService({ store }).create({ name: 'wait-budget-test' }));

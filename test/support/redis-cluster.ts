@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort, killServer, redisServerArgs, redisServerBinary, serverPidOf, spawnWrapped } from './redis-process';
 
 /**
  * A Redis Cluster of Debian's redis-server on loopback: `masters` masters
@@ -12,7 +13,7 @@ import path from 'node:path';
  * Nothing sleeps a fixed time: each step polls for the state it needs.
  *
  * Attached (tests): each server runs under a shell holding our stdin, as in
- * redis-server.ts, so a test process that dies takes its cluster with it.
+ * redis-process.ts, so a test process that dies takes its cluster with it.
  * Detached (scripts/redis-cluster.sh): the servers outlive this process and
  * are stopped by the PIDs `up` prints.
  */
@@ -59,27 +60,13 @@ export interface RedisCluster {
   close(): Promise<void>;
 }
 
-const WRAPPER = `
-"$0" "$@" >&2 </dev/null &
-pid=$!
-echo "$pid"
-cat >/dev/null
-kill -KILL "$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
-exit 0
-`;
-
-const livePids = new Set<number>();
-let exitHookInstalled = false;
-
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisCluster> {
   const masters = options.masters ?? 3;
   const nodeTimeoutMs = options.nodeTimeoutMs ?? 2000;
-  const binary = options.binary ?? process.env.REDIS_SERVER_BIN ?? '/usr/bin/redis-server';
+  const binary = options.binary ?? redisServerBinary();
   const startTimeoutMs = options.startTimeoutMs ?? 20_000;
   const detached = options.detached ?? false;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'firelimit-cluster-'));
-  if (!detached) installExitHook();
 
   const ports = options.ports === undefined ? await freeClusterPorts(masters * 2) : [...options.ports];
   if (ports.length !== masters * 2) throw new Error(`redis cluster: ${masters * 2} ports needed, ${ports.length} given`);
@@ -89,7 +76,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
-    for (const node of nodes) killPid(node.pid);
+    for (const node of nodes) killServer(node.pid);
     await Promise.all(shells.map((shell) => new Promise<void>((resolve) => {
       if (shell.exitCode !== null || shell.signalCode !== null) resolve();
       else {
@@ -103,7 +90,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   try {
     for (const port of ports) {
       const args = [
-        '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning',
+        ...redisServerArgs(port),
         '--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, `nodes-${port}.conf`),
         '--cluster-node-timeout', String(nodeTimeoutMs), '--dir', dir,
         // Redis' default (yes) makes every shard answer CLUSTERDOWN while one has no master; no keeps the others serving.
@@ -114,11 +101,10 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         child.unref();
         nodes.push({ port, pid: child.pid as number });
       } else {
-        const shell = spawn('/bin/sh', ['-c', WRAPPER, binary, ...args], { stdio: ['pipe', 'pipe', 'ignore'] });
+        const shell = spawnWrapped(binary, args, 'ignore');
         shells.push(shell);
-        const pid = Number(await firstLine(shell, startTimeoutMs));
-        livePids.add(pid);
-        nodes.push({ port, pid });
+        const exited = new Promise<void>((resolve) => shell.once('exit', () => resolve()));
+        nodes.push({ port, pid: await serverPidOf(shell, exited, startTimeoutMs) });
       }
     }
     const deadline = Date.now() + startTimeoutMs;
@@ -176,7 +162,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       const node = nodes.find((n) => n.port === port);
       if (node === undefined) throw new Error(`no node on port ${port}`);
       killed.add(port);
-      killPid(node.pid);
+      killServer(node.pid);
     },
     close,
   };
@@ -236,25 +222,6 @@ async function until(deadlineMs: number, what: string, ready: () => boolean): Pr
   }
 }
 
-function firstLine(shell: ChildProcess, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error('no pid from wrapper')), timeoutMs);
-    shell.stdout?.on('data', (chunk: Buffer) => {
-      text += chunk.toString('utf8');
-      const newline = text.indexOf('\n');
-      if (newline >= 0) {
-        clearTimeout(timer);
-        resolve(text.slice(0, newline).trim());
-      }
-    });
-    shell.once('exit', () => {
-      clearTimeout(timer);
-      reject(new Error('wrapper exited'));
-    });
-  });
-}
-
 /**
  * Distinct free ports, and none of them within 10000 below 65536: a cluster
  * node also listens on its port + 10000 (the bus), which must be free too.
@@ -268,47 +235,11 @@ export async function freeClusterPorts(count: number): Promise<number[]> {
   return ports;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function isFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
     server.once('error', () => resolve(false));
     server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-function killPid(pid: number): void {
-  livePids.delete(pid);
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
-}
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const pid of livePids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
   });
 }

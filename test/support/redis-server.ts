@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { freePort, redisServerArgs, redisServerBinary, serverPidOf, spawnWrapped } from './redis-process';
 
 /**
  * A real redis-server (the Debian package) on a free loopback port, for tests
@@ -35,30 +36,14 @@ export interface RedisServer {
   close(): Promise<void>;
 }
 
-// Redis writes its log to stderr (kept for failure messages); stdout carries only the pid.
-const WRAPPER = `
-"$0" "$@" >&2 </dev/null &
-pid=$!
-echo "$pid"
-cat >/dev/null
-kill -KILL "$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
-exit 0
-`;
-
 interface Running {
   readonly shell: ChildProcess;
   readonly serverPid: number;
   readonly exited: Promise<void>;
 }
 
-/** Server pids still running, for the exit hook. */
-const livePids = new Set<number>();
-let exitHookInstalled = false;
-
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
-  installExitHook();
-  const binary = options.binary ?? process.env.REDIS_SERVER_BIN ?? '/usr/bin/redis-server';
+  const binary = options.binary ?? redisServerBinary();
   const startTimeoutMs = options.startTimeoutMs ?? 10_000;
 
   let lastError: unknown;
@@ -114,9 +99,9 @@ function handle(first: Running, port: number, binary: string, password: string |
 }
 
 async function launch(binary: string, port: number, password: string | undefined, startTimeoutMs: number): Promise<Running> {
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'];
+  const args = redisServerArgs(port);
   if (password !== undefined) args.push('--requirepass', password);
-  const shell = spawn('/bin/sh', ['-c', WRAPPER, binary, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const shell = spawnWrapped(binary, args, 'pipe');
 
   let log = '';
   shell.stderr?.on('data', (chunk: Buffer) => {
@@ -127,9 +112,7 @@ async function launch(binary: string, port: number, password: string | undefined
   });
 
   try {
-    const serverPid = Number(await firstLine(shell, exited, startTimeoutMs));
-    livePids.add(serverPid);
-    void exited.then(() => livePids.delete(serverPid));
+    const serverPid = await serverPidOf(shell, exited, startTimeoutMs);
     await waitForPing(port, exited, startTimeoutMs);
     // Unref'd once up (not before: the wait itself needs the loop alive), so a forgotten
     // handle never keeps a process alive; the stdin trick still takes the server down.
@@ -141,25 +124,6 @@ async function launch(binary: string, port: number, password: string | undefined
     await exited;
     throw new Error(`redis-server on port ${port} did not start: ${(error as Error).message}\n${log}`);
   }
-}
-
-function firstLine(shell: ChildProcess, exited: Promise<void>, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error('no pid from wrapper')), timeoutMs);
-    shell.stdout?.on('data', (chunk: Buffer) => {
-      text += chunk.toString('utf8');
-      const newline = text.indexOf('\n');
-      if (newline >= 0) {
-        clearTimeout(timer);
-        resolve(text.slice(0, newline).trim());
-      }
-    });
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error('wrapper exited'));
-    });
-  });
 }
 
 /** Ready means it answers PING; a NOAUTH error is an answer too (the server is up, we just have no password). */
@@ -191,34 +155,5 @@ function pingOnce(port: number): Promise<boolean> {
       const reply = chunk.toString('utf8');
       done(reply.startsWith('+PONG') || reply.startsWith('-NOAUTH'));
     });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  // Belt and braces for a normal exit (the wrapper covers the abnormal ones). The server, not
-  // the shell: a killed shell would leave its server orphaned.
-  process.once('exit', () => {
-    for (const pid of livePids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
   });
 }
