@@ -49,7 +49,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function call(id: number): Promise<{ status: number; shared: boolean | undefined; elapsedMs: number }> {
+/** One tools/call on the service, timed from the test's side. */
+async function callTool(id: number, name: string, args: Record<string, unknown>): Promise<{ status: number; structured: Record<string, unknown> | undefined; elapsedMs: number }> {
   const startedAt = performance.now();
   const res = await request((service as Service).app)
     .post('/mcp')
@@ -57,9 +58,14 @@ async function call(id: number): Promise<{ status: number; shared: boolean | und
     .set('Authorization', `Bearer ${secret}`)
     .set('Accept', 'application/json, text/event-stream')
     .set('Content-Type', 'application/json')
-    .send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'rate_limit_status', arguments: {} } });
-  const body = res.body as { result?: { structuredContent?: { shared?: boolean } } };
-  return { status: res.status, shared: body.result?.structuredContent?.shared, elapsedMs: performance.now() - startedAt };
+    .send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+  const body = res.body as { result?: { structuredContent?: Record<string, unknown> } };
+  return { status: res.status, structured: body.result?.structuredContent, elapsedMs: performance.now() - startedAt };
+}
+
+async function call(id: number): Promise<{ status: number; shared: unknown; elapsedMs: number }> {
+  const { status, structured, elapsedMs } = await callTool(id, 'rate_limit_status', {});
+  return { status, shared: structured?.shared, elapsedMs };
 }
 
 test('a Redis slow but within the deadline: each request waits for its stores at most the deadline in all, then answers by the failure policy', async () => {
@@ -109,16 +115,8 @@ test('in front of an upstream with a shared quota: the quota\'s store call share
       { logger: createCapturingLogger() },
     );
     const echo = async (id: number): Promise<{ status: number; echoed: unknown; elapsedMs: number }> => {
-      const startedAt = performance.now();
-      const res = await request((service as Service).app)
-        .post('/mcp')
-        .set('Host', 'localhost')
-        .set('Authorization', `Bearer ${secret}`)
-        .set('Accept', 'application/json, text/event-stream')
-        .set('Content-Type', 'application/json')
-        .send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `call-${id}` } } });
-      const body = res.body as { result?: { structuredContent?: { echoed?: unknown } } };
-      return { status: res.status, echoed: body.result?.structuredContent?.echoed, elapsedMs: performance.now() - startedAt };
+      const { status, structured, elapsedMs } = await callTool(id, 'echo', { text: `call-${id}` });
+      return { status, echoed: structured?.echoed, elapsedMs };
     };
     for (let i = 0; i < 3; i++) expect(await echo(i)).toMatchObject({ status: 200, echoed: `call-${i}` });
 
