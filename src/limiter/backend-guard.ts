@@ -1,10 +1,13 @@
+import { isContention } from './contention';
 import type { WaitBudget } from './wait-budget';
 
 /**
  * Why a shared-backend call was not used. `outage`: not sent at all, because
- * the backend is in an outage and this call was not the probe.
+ * the backend is in an outage and this call was not the probe. `contention`:
+ * the backend is up, but other writers kept winning this key (src/limiter/contention.ts);
+ * it says nothing of the other keys.
  */
-export type BackendFailureCause = 'timeout' | 'error' | 'outage';
+export type BackendFailureCause = 'timeout' | 'error' | 'outage' | 'contention';
 
 /**
  * What a call that was given up on did in the end: a Redis command stuck in a
@@ -87,7 +90,8 @@ export async function withDeadline<T>(call: () => Promise<T>, timeoutMs: number)
     (value): GuardedResult<T> => ({ ok: true, value }),
     (error: unknown): GuardedResult<T> => {
       const late = lateOutcomeOf(error) as Promise<LateOutcome<T>> | undefined;
-      return late === undefined ? { ok: false, cause: 'error', error } : { ok: false, cause: 'error', error, late };
+      const cause = isContention(error) ? 'contention' : 'error';
+      return late === undefined ? { ok: false, cause, error } : { ok: false, cause, error, late };
     },
   );
   const timeout = new Promise<GuardedResult<T>>((resolve) => {

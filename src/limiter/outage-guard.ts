@@ -96,7 +96,8 @@ export class OutageGuard implements BackendGuard {
     if (result.ok) return result;
     const nowMs = this.clock();
     // A call cut short by its request's budget that ran out proves nothing: only a full deadline opens an outage.
-    const proves = result.cause !== 'timeout' || timeoutMs >= this.options.timeoutMs;
+    // Contention proves the backend up: only that key is answered locally (src/limiter/contention.ts).
+    const proves = result.cause === 'contention' ? false : result.cause !== 'timeout' || timeoutMs >= this.options.timeoutMs;
     if (proves && this.sinceMs === undefined && generation === this.generation) this.open(result.cause, result.error, nowMs);
     return this.failure(result, nowMs);
   }
@@ -115,6 +116,11 @@ export class OutageGuard implements BackendGuard {
     if (result.ok) {
       this.close(nowMs);
       return result;
+    }
+    // The backend answered (busy with this key), so the outage is over for every other key.
+    if (result.cause === 'contention') {
+      this.close(nowMs);
+      return this.failure(result, nowMs);
     }
     this.failedProbes++;
     return this.failure(result, nowMs);

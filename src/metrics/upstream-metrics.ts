@@ -30,7 +30,7 @@ export class UpstreamMetrics implements GatewayEvents, UpstreamQuotaEvents {
     });
     this.heldSeconds = new Counter({ name: 'firelimit_upstream_held_seconds_total', help: 'Time calls spent held for their slot inside the request (billed instance time on Cloud Run).', registers });
     this.dayUsed = new Gauge({ name: 'firelimit_upstream_quota_day_used', help: 'Upstream slots handed out this UTC day per quota, as this instance last saw the shared state.', labelNames: ['quota'], registers });
-    this.unshared = new Counter({ name: 'firelimit_upstream_quota_unshared_total', help: 'Upstream quota decisions made without the shared backend (timeout, error, outage): scheduled on this instance alone (fail-open) or refused as unavailable (fail-closed).', labelNames: ['cause'], registers });
+    this.unshared = new Counter({ name: 'firelimit_upstream_quota_unshared_total', help: 'Upstream quota decisions made without the shared backend (timeout, error, outage, contention: the key stayed contended): scheduled on this instance alone (fail-open) or refused as unavailable (fail-closed).', labelNames: ['cause'], registers });
     this.dayShare = new Gauge({ name: 'firelimit_upstream_quota_day_share', help: "Share of a quota's daily budget handed out this UTC day (0 when it has none).", labelNames: ['quota'], registers });
   }
 

@@ -5,6 +5,7 @@ import { assertValidKey } from '../key';
 import { assertValidCost, longestWindowMs, type PolicySet } from '../policy';
 import { assertValidPolicySetOnce } from '../policy-choice';
 import { silentLogger, type Logger } from '../../shared/logger';
+import { isRtdbMaxRetry, retryOnContention, type ContentionRetryOptions } from '../contention';
 import type { LimitStore, StoreDecision } from '../limit-store';
 import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
 import { ListenerCache, type ListenedNode } from './rtdb-listener-cache';
@@ -30,6 +31,12 @@ export interface RtdbWindowStoreOptions {
   readonly clock?: () => number;
   /** Where a failing sweep is reported (once). Default: silent. */
   readonly logger?: Logger;
+  /**
+   * How a transaction that gave up with `maxretry` (other writers kept winning
+   * the key) is retried before the key is answered locally (src/limiter/contention.ts).
+   * Default: 2 retries, full-jitter backoff from 20 ms.
+   */
+  readonly contention?: ContentionRetryOptions;
 }
 
 export interface RtdbStoreStats {
@@ -85,9 +92,11 @@ export class RtdbWindowStore implements LimitStore {
   private started = 0;
   private confirming = 0;
   private closed = false;
+  private readonly contention: ContentionRetryOptions;
 
   constructor(options: RtdbWindowStoreOptions) {
     this.database = options.database;
+    this.contention = options.contention ?? {};
     this.rootPath = normaliseRootPath(options.rootPath);
     this.listeners = new ListenerCache({
       maxKeys: options.maxListenedKeys ?? 1000,
@@ -141,7 +150,8 @@ export class RtdbWindowStore implements LimitStore {
     this.started++;
     // applyLocally false: our pending writes raise no local events, and the
     // listener's first event can only come from the server.
-    await this.inFlight.around(path, () => ref.transaction(update, undefined, false));
+    // A transaction that gave up wrote nothing, so running it again cannot count the call twice.
+    await retryOnContention(() => this.inFlight.around(path, () => ref.transaction(update, undefined, false)), isRtdbMaxRetry, this.contention);
     if (confirmed) this.confirming++;
     if (last === undefined) throw new Error('RTDB transaction completed without running its update function');
     return last;
@@ -165,7 +175,7 @@ export class RtdbWindowStore implements LimitStore {
       // Written back as read: the server's hash check confirms this view, or re-runs us on fresh data.
       return current;
     };
-    await this.inFlight.around(path, () => ref.transaction(update, undefined, false));
+    await retryOnContention(() => this.inFlight.around(path, () => ref.transaction(update, undefined, false)), isRtdbMaxRetry, this.contention);
   }
 
   /**

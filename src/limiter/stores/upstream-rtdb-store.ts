@@ -5,6 +5,7 @@ import { assertValidUpstreamPolicy, type UpstreamPolicy } from '../upstream/upst
 import type { UpstreamQuotaStore, UpstreamScheduled } from '../upstream/upstream-quota-store';
 import { scheduleUpstream, type UpstreamScheduleResult } from '../upstream/upstream-schedule';
 import { formatUpstreamState, parseUpstreamState, type UpstreamState } from '../upstream/upstream-state';
+import { isRtdbMaxRetry, retryOnContention } from '../contention';
 import { ListenerCache } from './rtdb-listener-cache';
 
 export interface RtdbUpstreamQuotaStoreOptions {
@@ -45,6 +46,8 @@ export interface RtdbUpstreamStats {
  *
  * Under contention firebase retries an update up to 25 times and then fails
  * with `maxretry`; bench/upstream-hot-key-bench.ts measures where that starts.
+ * That is retried with backoff, then reported as contention, which answers
+ * this call locally without opening the outage (src/limiter/contention.ts).
  * Nothing sweeps this root: there is one node per configured quota.
  */
 export class RtdbUpstreamQuotaStore implements UpstreamQuotaStore {
@@ -93,7 +96,8 @@ export class RtdbUpstreamQuotaStore implements UpstreamQuotaStore {
     };
 
     this.started++;
-    await ref.transaction(update, undefined, false);
+    // A transaction that gave up wrote nothing: running it again cannot take two slots.
+    await retryOnContention(() => ref.transaction(update, undefined, false), isRtdbMaxRetry);
     if (confirmed) this.confirming++;
     if (last === undefined) throw new Error('RTDB transaction completed without running its update function');
     return { outcome: last.outcome, state: last.next ?? last.read };
