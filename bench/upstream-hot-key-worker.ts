@@ -1,4 +1,5 @@
 import { getDatabase } from 'firebase-admin/database';
+import { isContention, isRtdbMaxRetry } from '../src/limiter/contention';
 import { RtdbUpstreamQuotaStore } from '../src/limiter/stores/upstream-rtdb-store';
 import { CachedUpstreamQuota } from '../src/limiter/upstream/upstream-cursor-cache';
 import type { UpstreamPolicy } from '../src/limiter/upstream/upstream-policy';
@@ -47,9 +48,12 @@ const DRAIN_MS = 10_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** firebase's transaction gives up with `new Error('maxretry')` after 25 runs: no code, only that exact message. */
+/**
+ * firebase's transaction gives up with `new Error('maxretry')` after 25 runs; the store retries that
+ * twice with backoff and then throws a ContentionError (ADR 0064). Either is the key still contended.
+ */
 function isMaxRetry(error: unknown): boolean {
-  return error instanceof Error && error.message === 'maxretry';
+  return isRtdbMaxRetry(error) || isContention(error);
 }
 
 async function step(rtdb: RtdbUpstreamQuotaStore, request: StepRequest, tag: string): Promise<StepReport> {

@@ -34,8 +34,8 @@ describe('contentionBackoffMs (full jitter)', () => {
   });
 
   it('refuses a retry number that is not a non-negative integer', () => {
-    expect(() => contentionBackoffMs(-1, 0.5)).toThrow(RangeError);
-    expect(() => contentionBackoffMs(1.5, 0.5)).toThrow(RangeError);
+    expect(() => contentionBackoffMs(-1, 0.5)).toThrow(new RangeError('retry must be a non-negative integer, got -1'));
+    expect(() => contentionBackoffMs(1.5, 0.5)).toThrow(new RangeError('retry must be a non-negative integer, got 1.5'));
   });
 
   it('stays within [0, base x 2^retry) for every random in [0, 1]', () => {
@@ -99,6 +99,35 @@ describe('retryOnContention', () => {
       ),
     ).rejects.toBe(down);
     expect(attempts).toBe(1);
+  });
+
+  it('names the error and its attempts, and knows it by its code alone', () => {
+    const error = new ContentionError(3);
+    expect(error.name).toBe('ContentionError');
+    expect(error.message).toBe('the key stayed contended after 3 attempts');
+    expect(isContention(error)).toBe(true);
+    expect(isContention({ code: 'ERR_FIRELIMIT_CONTENTION' })).toBe(true);
+    expect(isContention(null)).toBe(false);
+    expect(isContention(undefined)).toBe(false);
+    expect(isContention('ERR_FIRELIMIT_CONTENTION')).toBe(false);
+    expect(isContention({ code: 'ECONNREFUSED' })).toBe(false);
+  });
+
+  it('waits for real when no sleep is injected', async () => {
+    let attempts = 0;
+    const startedMs = performance.now();
+    const value = await retryOnContention(
+      async () => {
+        attempts++;
+        if (attempts === 1) throw maxretry();
+        return 'decided';
+      },
+      isRtdbMaxRetry,
+      // The one real wait in these tests: 15 ms (random 0.75 x base 20), the default sleep itself under test.
+      { random: () => 0.75 },
+    );
+    expect(value).toBe('decided');
+    expect(performance.now() - startedMs).toBeGreaterThanOrEqual(14);
   });
 
   it('knows maxretry only by its exact message', () => {

@@ -14,6 +14,14 @@ function manual() {
 }
 
 describe('WaitBudget: one request waits for its shared stores at most its total', () => {
+  it('counts real time by default (performance.now)', async () => {
+    const budget = new WaitBudget(10_000);
+    await budget.around(() => new Promise((resolve) => setTimeout(resolve, 20)));
+    const left = budget.leftMs();
+    expect(left).toBeLessThanOrEqual(9_981);
+    expect(left).toBeGreaterThan(9_000);
+  });
+
   test.each([
     // [name, steps: [start|end index|advance ms], left at the end]
     ['nothing waited: all of it left', [], 500],
@@ -23,6 +31,8 @@ describe('WaitBudget: one request waits for its shared stores at most its total'
     ['overlapping calls count the time any is in flight', [['start'], ['advance', 100], ['start'], ['advance', 100], ['end', 0], ['advance', 100], ['end', 1]], 200],
     ['time between calls (a body being read) does not count', [['start'], ['advance', 100], ['end', 0], ['advance', 5_000]], 400],
     ['never below zero', [['start'], ['advance', 900], ['end', 0]], 0],
+    ['a call still in flight counts while it runs', [['start'], ['advance', 120]], 380],
+    ['a call in flight after an earlier one counts from its own start', [['start'], ['advance', 100], ['end', 0], ['advance', 1_000], ['start'], ['advance', 50]], 350],
   ] as const)('%s', async (_name, steps, left) => {
     const { clock, ends, call } = manual();
     const budget = new WaitBudget(500, () => clock.nowMs);
