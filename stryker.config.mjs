@@ -51,6 +51,13 @@ export default {
     'src/config/upstream-section.ts',
     'src/config/upstream-rate.ts',
     'src/gateway/upstream-quota-gate.ts',
+    'src/limiter/contention.ts',
+    'src/limiter/wait-budget.ts',
+    'src/limiter/stores/rendezvous.ts',
+    'src/http/sign-in-budget.ts',
+    'src/shared/strict-json.ts',
+    'src/mcp/retry-words.ts',
+    'src/gateway/reservation-id.ts',
   ],
   // The machine is shared; raise with `--concurrency 2` when it is not.
   concurrency: 1,

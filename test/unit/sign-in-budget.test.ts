@@ -245,3 +245,94 @@ describe('SignInBudget: properties', () => {
     );
   });
 });
+
+describe('SignInBudget: what each answer carries (mutants Stryker found alive)', () => {
+  it('counts the reservations held over every address', async () => {
+    const limiter = await failureLimiter();
+    const budget = new SignInBudget({ limiter });
+    const gates = [deferred<SignInVerdict<string>>(), deferred<SignInVerdict<string>>(), deferred<SignInVerdict<string>>()];
+    const attempts = [
+      budget.attempt('addr:a', 'flk_1', () => gates[0]!.promise),
+      budget.attempt('addr:a', 'flk_2', () => gates[1]!.promise),
+      budget.attempt('addr:b', 'flk_3', () => gates[2]!.promise),
+    ];
+    await flush();
+    expect(budget.heldReservations).toBe(3);
+    for (const gate of gates) gate.resolve(VALID);
+    await Promise.all(attempts);
+    expect(budget.heldReservations).toBe(0);
+  });
+
+  it('reads with cost 0 on its own policy, handing back the limiter decision and spending nothing', async () => {
+    const limiter = await createRateLimiter({
+      policies: [
+        { name: 'other', limit: 100, windowMs: 3_600_000 },
+        { name: 'auth-failures', limit: BUDGET, windowMs: 60_000 },
+      ],
+      clock: () => NOW_MS,
+    });
+    const policy = { name: 'auth-failures', limit: BUDGET, windowMs: 60_000 };
+    const budget = new SignInBudget({ limiter, policy });
+    const read = await budget.read(KEY);
+    expect(read).toEqual({ spent: false, decision: expect.objectContaining({ policyName: 'auth-failures', limit: BUDGET, remaining: BUDGET }) });
+    expect(await budget.attempt(KEY, 'flk_bad', () => Promise.resolve(INVALID))).toEqual({
+      kind: 'invalid',
+      decision: expect.objectContaining({ policyName: 'auth-failures', remaining: BUDGET - 1 }),
+    });
+    expect((await limiter.consume(KEY, { cost: 0, policy })).remaining).toBe(BUDGET - 1);
+  });
+
+  it('uses the limiter first policy when given none', async () => {
+    const limiter = await failureLimiter();
+    const budget = new SignInBudget({ limiter });
+    expect((await budget.read(KEY)).decision).toMatchObject({ policyName: 'auth-failures', limit: BUDGET });
+  });
+
+  it('answers unavailable with the decision when a fail-closed backend is down, and never reads it as spent', async () => {
+    const down = {
+      backend: 'redis' as const,
+      shared: true,
+      consume: () => Promise.reject(Object.assign(new Error('down'), { code: 'ECONNREFUSED' })),
+      adjust: () => Promise.reject(new Error('down')),
+      close: async () => undefined,
+    };
+    const limiter = await createRateLimiter({ store: down, policy: { name: 'auth-failures', limit: BUDGET, windowMs: 60_000 }, failurePolicy: 'fail-closed', clock: () => NOW_MS });
+    const budget = new SignInBudget({ limiter });
+    let verified = false;
+    const attempt = await budget.attempt(KEY, 'flk_x', async () => ((verified = true), VALID));
+    expect(attempt).toEqual({ kind: 'unavailable', decision: expect.objectContaining({ allowed: false, reason: 'backend_unavailable' }) });
+    expect(verified).toBe(false);
+    expect(await budget.read(KEY)).toEqual({ spent: false, decision: expect.objectContaining({ reason: 'backend_unavailable' }) });
+    await limiter.close();
+  });
+
+  it('reads an address as not spent while this instance holds its last units, with the decision', async () => {
+    const limiter = await failureLimiter(1);
+    const budget = new SignInBudget({ limiter });
+    const gate = deferred<SignInVerdict<string>>();
+    const held = budget.attempt(KEY, 'flk_1', () => gate.promise);
+    await flush();
+    expect(await budget.read(KEY)).toEqual({ spent: false, decision: expect.objectContaining({ remaining: 0 }) });
+    gate.resolve(VALID);
+    await held;
+  });
+
+  it('tells a busy caller to come back after the poll interval when it is longer than a second', async () => {
+    const limiter = await failureLimiter();
+    const make = () => new SignInBudget({ limiter, clock: () => NOW_MS, sleep: flush, pollMs: 2_500, maxWaitMs: 0 });
+    const [a, b] = [make(), make()];
+    const gates = Array.from({ length: BUDGET }, () => deferred<SignInVerdict<string>>());
+    const held = gates.map((gate, i) => a.attempt(KEY, `flk_a${i}`, () => gate.promise));
+    await flush();
+    expect(await b.attempt(KEY, 'flk_b', () => Promise.resolve(VALID))).toEqual({ kind: 'busy', retryAfterMs: 2_500 });
+    for (const gate of gates) gate.resolve(VALID);
+    await Promise.all(held);
+  });
+
+  it('accepts a maxWaitMs of 0 and says which knob is wrong', async () => {
+    const limiter = await failureLimiter();
+    expect(() => new SignInBudget({ limiter, maxWaitMs: 0 })).not.toThrow();
+    expect(() => new SignInBudget({ limiter, pollMs: 0 })).toThrow('SignInBudget: pollMs must be a positive integer of milliseconds, got 0');
+    expect(() => new SignInBudget({ limiter, maxWaitMs: -5 })).toThrow('SignInBudget: maxWaitMs must be a non-negative integer of milliseconds, got -5');
+  });
+});
