@@ -37,13 +37,23 @@ export class OverrideWatcher {
   private lastList: readonly LimitOverrideRecord[] = [];
   private polling: Promise<void> | undefined;
   private readonly clock: () => number;
+  /** When the latest read started (this.clock), whatever it found. */
+  private lastReadAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: OverrideWatcherOptions) {
     this.clock = options.clock ?? Date.now;
   }
 
-  /** The overrides in force, as of the last read. Expired ones may linger until the next read; resolution skips them by time. */
-  readonly current = (): OverrideIndex => this.index;
+  /**
+   * The overrides in force, as of the last read. Expired ones may linger until the next read; resolution skips them by time.
+   * Asked on every request: one that finds the last read older than `pollMs` starts a read, without waiting for it.
+   * With request-based billing Cloud Run gives an idle instance almost no CPU, so the poll timer can stall for minutes;
+   * this way the first request after that starts the read, and the requests that follow it see the override.
+   */
+  readonly current = (): OverrideIndex => {
+    if (this.timer !== undefined && this.polling === undefined && this.clock() - this.lastReadAtMs >= this.options.pollMs) void this.refresh();
+    return this.index;
+  };
 
   /**
    * Reads until one read succeeds (so the first request already sees the
@@ -55,7 +65,8 @@ export class OverrideWatcher {
     for (let attempt = 1; ; attempt += 1) {
       let listing: OverrideListing;
       try {
-        listing = await this.options.store.list(this.clock());
+        this.lastReadAtMs = this.clock();
+        listing = await this.options.store.list(this.lastReadAtMs);
       } catch (error) {
         if (attempt === 1) {
           logger.error('limit overrides cannot be read at startup; not serving until they can be, retrying', {
@@ -92,6 +103,7 @@ export class OverrideWatcher {
   private async read(): Promise<void> {
     const { logger } = this.options;
     const nowMs = this.clock();
+    this.lastReadAtMs = nowMs;
     let listing: OverrideListing;
     try {
       listing = await this.options.store.list(nowMs);

@@ -238,3 +238,55 @@ describe('on Firestore, a document the service cannot load is skipped, and the o
     }
   });
 });
+
+describe('an instance whose poll timer stalled (Cloud Run without CPU between requests)', () => {
+  // Long enough that the real timer never fires during the test: only requests can start a read.
+  const STALLED_POLL_MS = 600_000;
+
+  function stalledWatcher() {
+    const clock = { nowMs: NOW_MS };
+    const store = new FileOverrideStore(file);
+    let reads = 0;
+    const counting = { list: (nowMs: number) => (reads++, store.list(nowMs)), close: () => store.close() } as unknown as FileOverrideStore;
+    const watcher = new OverrideWatcher({ store: counting, pollMs: STALLED_POLL_MS, logger: createCapturingLogger(), clock: () => clock.nowMs });
+    return { clock, watcher, reads: () => reads };
+  }
+
+  test('a request that finds the last read older than the interval starts one, and the next request sees the override', async () => {
+    await writeOverrides([record('tok_a', 7)]);
+    const { clock, watcher, reads } = stalledWatcher();
+    await watcher.start();
+    try {
+      expect(limitsIn(watcher)).toEqual([['token=tok_a', 7]]);
+      await writeOverrides([record('tok_a', 3)]);
+      clock.nowMs += STALLED_POLL_MS + 1;
+      // This request is answered from the view it found: the read runs beside it, not before it.
+      expect(limitsIn(watcher)).toEqual([['token=tok_a', 7]]);
+      expect(reads()).toBe(2);
+      // Joins the read that request started (refresh() shares the one in progress).
+      await watcher.refresh();
+      expect(reads()).toBe(2);
+      expect(limitsIn(watcher)).toEqual([['token=tok_a', 3]]);
+    } finally {
+      await watcher.close();
+    }
+  });
+
+  test('requests within the interval start no read, and a burst of stale requests starts one', async () => {
+    await writeOverrides([record('tok_a', 7)]);
+    const { clock, watcher, reads } = stalledWatcher();
+    await watcher.start();
+    try {
+      clock.nowMs += STALLED_POLL_MS - 1;
+      for (let i = 0; i < 50; i++) watcher.current();
+      expect(reads()).toBe(1);
+      clock.nowMs += 1;
+      for (let i = 0; i < 50; i++) watcher.current();
+      expect(reads()).toBe(2);
+      await watcher.refresh();
+      expect(reads()).toBe(2);
+    } finally {
+      await watcher.close();
+    }
+  });
+});
