@@ -11,7 +11,7 @@ import { requestIdOf } from './json-rpc-error';
 import { setRateLimitHeaders } from './rate-limit-headers';
 import type { RefusalWriter } from './rate-limit-middleware';
 import { writeJsonRefusal } from './refusal-body';
-import { setChargedDecisions, setChargePlan, setDecision, waitBudgetOf } from './request-locals';
+import { setChargedDecisions, setDecision, waitBudgetOf } from './request-locals';
 
 export interface ChargeMiddlewareOptions {
   readonly limiter: RateLimiter;
@@ -45,7 +45,6 @@ export function createChargeMiddleware(options: ChargeMiddlewareOptions): Reques
       next(error);
       return;
     }
-    setChargePlan(res, plan);
     for (const item of plan.charges) {
       if (item.shadow) continue;
       const problem = costProblem(item.cost, item.policies, requestIdOf(req.body));

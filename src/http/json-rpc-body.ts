@@ -123,11 +123,6 @@ function isJsonRpcMessage(value: unknown): boolean {
   return isJSONRPCRequest(value) || isJSONRPCNotification(value) || isJSONRPCResponse(value);
 }
 
-/** How many JSON-RPC messages a parsed (and shape-checked) body carries; a batch costs one per message. */
-export function messageCount(body: unknown): number {
-  return Array.isArray(body) ? Math.max(1, body.length) : 1;
-}
-
 function answer(req: Request, res: Response, failure: BodyFailure): void {
   // The rest of a refused body is not read into memory or parsed; the connection ends after a short discard.
   if (failure.closeConnection === true) closeAfterResponse(req, res);

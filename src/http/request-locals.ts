@@ -1,7 +1,6 @@
 import type { Response } from 'express';
 import type { Decision } from '../limiter/decision';
 import { WaitBudget } from '../limiter/wait-budget';
-import type { ChargePlan } from '../policies/resolve-charges';
 import type { AuthenticatedToken } from '../tokens/token-record';
 
 /**
@@ -14,7 +13,6 @@ interface Locals {
   token?: AuthenticatedToken;
   rateLimit?: Decision;
   mcpEra?: McpEra;
-  chargePlan?: ChargePlan;
   chargedDecisions?: ReadonlyMap<string, Decision>;
   waitBudget?: WaitBudget;
 }
@@ -48,15 +46,6 @@ export function mcpEraOf(res: Response): McpEra | undefined {
 
 export function setMcpEra(res: Response, era: McpEra): void {
   (res.locals as Locals).mcpEra = era;
-}
-
-/** What the request was priced at and which limits held it; undefined before the charge middleware has run. */
-export function chargePlanOf(res: Response): ChargePlan | undefined {
-  return (res.locals as Locals).chargePlan;
-}
-
-export function setChargePlan(res: Response, plan: ChargePlan): void {
-  (res.locals as Locals).chargePlan = plan;
 }
 
 /** Each key this request was charged on, with its own decision (the combined one is `decisionOf`). */

@@ -13,17 +13,15 @@ export interface CloudLogSinkOptions {
   readonly logName?: string;
 }
 
+// Top-level keys the structured-logging agent interprets; a payload field by these names would be misread.
+const RESERVED = new Set(['severity', 'message', 'timestamp', 'time', 'logName', 'resource', 'insertId', 'labels']);
+
 /**
  * Fields with a meaning to Cloud Logging, lifted out of the payload into the
  * entry's metadata: `httpRequest` (LogEntry HttpRequest shape, latency as
  * "0.012s"), `trace`, `spanId`, `traceSampled`. The request-log middleware
  * sets them; any other caller may too.
  */
-export const METADATA_FIELDS = ['httpRequest', 'trace', 'spanId', 'traceSampled'] as const;
-
-// Top-level keys the structured-logging agent interprets; a payload field by these names would be misread.
-const RESERVED = new Set(['severity', 'message', 'timestamp', 'time', 'logName', 'resource', 'insertId', 'labels']);
-
 interface EntryMetadata {
   severity: string;
   httpRequest?: Record<string, unknown>;

@@ -25,11 +25,6 @@ export function windowNumberAt(nowMs: number, windowMs: number): number {
   return Math.floor(nowMs / windowMs);
 }
 
-/** The window a decision's `resetAtMs` closes: the one the decision counted in. */
-export function windowNumberEndingAt(resetAtMs: number, windowMs: number): number {
-  return Math.floor((resetAtMs - 1) / windowMs);
-}
-
 /**
  * The fixed-window decision, pure: no clock, no I/O. Stores run it inside
  * their atomic primitive (RTDB transaction, Redis Lua, a Map).

@@ -2,7 +2,7 @@ import { burstOf, type Adjustment, type AlgorithmName, type AnyAlgorithm } from 
 import { compiledSetOf, type CompiledPolicySet } from '../compiled-policy-set';
 import type { WindowDecision } from '../decision';
 import type { StoreDecision } from '../limit-store';
-import { algorithmOf, stateSlotOf, type PolicySet, type RateLimitPolicy } from '../policy';
+import { algorithmOf, type PolicySet, type RateLimitPolicy } from '../policy';
 import { SET_SCRIPT_SHA1 } from './lua/set-script';
 import { REDIS_BAD_REPLY, RedisStoreError } from './redis-store-error';
 import { isSingleFixedWindow, STATE_CODECS, type StateCodec } from './state-codecs';
@@ -15,10 +15,6 @@ import { isSingleFixedWindow, STATE_CODECS, type StateCodec } from './state-code
  * an upgrade reads the counts it wrote; any other set keeps one key per
  * policy, `prefix + key + ':' + stateSlotOf(policy)`.
  */
-
-export function redisKeyOf(keyPrefix: string, key: string, policies: PolicySet, policy: RateLimitPolicy): string {
-  return isSingleFixedWindow(policies) ? keyPrefix + key : `${keyPrefix}${key}:${stateSlotOf(policy)}`;
-}
 
 /** What the set's EVALSHA carries that depends on the set alone, built once per set. */
 interface SetShape {

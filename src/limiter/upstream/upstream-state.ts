@@ -29,9 +29,8 @@ export interface UpstreamState {
   readonly reservations: readonly UpstreamReservation[];
 }
 
-/** What a holder id may be: upstream-holder.ts makes 16 base64url characters. */
-export const HOLDER_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const HEAD = /^(\d{1,16}):(\d{1,16}):(\d{1,16}):(\d{1,16})$/;
+// A holder id: upstream-holder.ts makes 16 base64url characters; up to 64 are read back.
 const ENTRY = /^([A-Za-z0-9_-]{1,64}):(\d{1,16})$/;
 
 export function formatUpstreamState(state: UpstreamState): string {
