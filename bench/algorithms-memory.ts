@@ -1,10 +1,10 @@
 import { MemoryStore } from 'express-rate-limit';
 import { TokenBucket } from 'limiter';
 import { BurstyRateLimiter, RateLimiterMemory } from 'rate-limiter-flexible';
-import type { AlgorithmName } from '../src/limiter/algorithms';
-import { createRateLimiter } from '../src/limiter/create-rate-limiter';
-import { MAX_SLIDING_LOG_LIMIT, type PolicySet, type RateLimitPolicy } from '../src/limiter/policy';
-import { MemoryWindowStore } from '../src/limiter/stores/memory-store';
+import type { AlgorithmName } from '../src/library/window/algorithms';
+import { createRateLimiter } from '../src/library/limiter/create-rate-limiter';
+import { MAX_SLIDING_LOG_LIMIT, type PolicySet, type RateLimitPolicy } from '../src/library/window/policy';
+import { MemoryWindowStore } from '../src/library/memory/memory-store';
 import { sendCpuUsage } from './bench-child';
 
 /**

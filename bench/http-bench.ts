@@ -72,16 +72,16 @@ async function limiterFor(name: VariantName): Promise<RequestHandler | undefined
     case 'bare':
       return undefined;
     case 'firelimit': {
-      const { createRateLimiter } = await import('../src/limiter/create-rate-limiter');
-      const { createRateLimitMiddleware } = await import('../src/http/rate-limit-middleware');
+      const { createRateLimiter } = await import('../src/library/limiter/create-rate-limiter');
+      const { createRateLimitMiddleware } = await import('../src/library/express/rate-limit-middleware');
       const limiter = await createRateLimiter({ policy: { name: 'default', limit: LIMIT, windowMs: WINDOW_MS } });
       // One constant key, as the service's token id would be for one caller: the bench measures the middleware, not key spread.
       return createRateLimitMiddleware({ limiter, key: () => 'bench' });
     }
     case 'diag-headers-only': {
-      const { setRateLimitHeaders } = await import('../src/http/rate-limit-headers');
+      const { setRateLimitHeaders } = await import('../src/library/express/rate-limit-headers');
       const windowStart = Math.floor(Date.now() / WINDOW_MS) * WINDOW_MS;
-      const { toDecision } = await import('../src/limiter/rate-limiter');
+      const { toDecision } = await import('../src/library/limiter/rate-limiter');
       const decisions = [{ allowed: true, limit: LIMIT, remaining: LIMIT - 1, resetAtMs: windowStart + WINDOW_MS, retryAfterMs: 0 }];
       const decision = toDecision({ allowed: true, decisions }, [{ name: 'default', limit: LIMIT, windowMs: WINDOW_MS }], false);
       return (_req: Request, res: Response, next: NextFunction) => {
@@ -91,8 +91,8 @@ async function limiterFor(name: VariantName): Promise<RequestHandler | undefined
     }
     case 'diag-consume-only':
     case 'diag-consume-then-headers': {
-      const { createRateLimiter } = await import('../src/limiter/create-rate-limiter');
-      const { setRateLimitHeaders } = await import('../src/http/rate-limit-headers');
+      const { createRateLimiter } = await import('../src/library/limiter/create-rate-limiter');
+      const { setRateLimitHeaders } = await import('../src/library/express/rate-limit-headers');
       const limiter = await createRateLimiter({ policy: { name: 'default', limit: LIMIT, windowMs: WINDOW_MS } });
       const headers = name === 'diag-consume-then-headers';
       return (_req: Request, res: Response, next: NextFunction) => {

@@ -1,9 +1,9 @@
 import os from 'node:os';
 import { MemoryStore } from 'express-rate-limit';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { createRateLimiter } from '../src/limiter/create-rate-limiter';
-import type { PolicySet, RateLimitPolicy } from '../src/limiter/policy';
-import { MemoryWindowStore } from '../src/limiter/stores/memory-store';
+import { createRateLimiter } from '../src/library/limiter/create-rate-limiter';
+import type { PolicySet, RateLimitPolicy } from '../src/library/window/policy';
+import { MemoryWindowStore } from '../src/library/memory/memory-store';
 import { median, microseconds, percentile, printTable, timeCalls, type BenchTable } from './bench-table';
 
 /**

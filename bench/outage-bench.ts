@@ -1,10 +1,10 @@
-import { createRateLimiter } from '../src/limiter/create-rate-limiter';
-import { OutageGuard } from '../src/limiter/outage-guard';
-import type { Adjustment } from '../src/limiter/algorithms/algorithm';
-import type { PolicySet, RateLimitPolicy } from '../src/limiter/policy';
-import { WindowRateLimiter, type FailurePolicy, type RateLimiter } from '../src/limiter/rate-limiter';
-import { MemoryWindowStore } from '../src/limiter/stores/memory-store';
-import type { LimitStore, StoreDecision } from '../src/limiter/limit-store';
+import { createRateLimiter } from '../src/library/limiter/create-rate-limiter';
+import { OutageGuard } from '../src/library/limiter/outage-guard';
+import type { Adjustment } from '../src/library/window/algorithm';
+import type { PolicySet, RateLimitPolicy } from '../src/library/window/policy';
+import { WindowRateLimiter, type FailurePolicy, type RateLimiter } from '../src/library/limiter/rate-limiter';
+import { MemoryWindowStore } from '../src/library/memory/memory-store';
+import type { LimitStore, StoreDecision } from '../src/library/limiter/limit-store';
 import { silentLogger } from '../src/shared/logger';
 import { LimiterMetrics } from '../src/metrics/limiter-metrics';
 import { median, percentile, printTable, timeCalls, type BenchTable } from './bench-table';

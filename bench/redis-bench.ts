@@ -2,10 +2,10 @@ import os from 'node:os';
 import { RedisStore as RateLimitRedisStore } from 'rate-limit-redis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { createClient } from 'redis';
-import { createRateLimiter } from '../src/limiter/create-rate-limiter';
-import type { PolicySet, RateLimitPolicy } from '../src/limiter/policy';
-import type { RateLimiter } from '../src/limiter/rate-limiter';
-import { RedisWindowStore } from '../src/limiter/stores/redis-store';
+import { createRateLimiter } from '../src/library/limiter/create-rate-limiter';
+import type { PolicySet, RateLimitPolicy } from '../src/library/window/policy';
+import type { RateLimiter } from '../src/library/limiter/rate-limiter';
+import { RedisWindowStore } from '../src/library/backends/redis/redis-store';
 import { startRedisServer } from '../test/support/redis-server';
 import { median, microseconds, percentile, printTable, timeCalls, type BenchTable } from './bench-table';
 

@@ -1,8 +1,8 @@
 import { startDelayProxy } from './delay-proxy';
 import { getDatabase, type Database } from 'firebase-admin/database';
-import { windowNumberAt } from '../src/limiter/algorithms/fixed-window';
-import type { PolicySet, RateLimitPolicy } from '../src/limiter/policy';
-import { RtdbWindowStore } from '../src/limiter/stores/rtdb-store';
+import { windowNumberAt } from '../src/library/window/fixed-window';
+import type { PolicySet, RateLimitPolicy } from '../src/library/window/policy';
+import { RtdbWindowStore } from '../src/library/backends/rtdb/rtdb-store';
 import { createAdminApp, deleteAdminApp } from '../test/support/rtdb-server/admin-app';
 import { startRtdbTestServer, type RtdbTestServer } from '../test/support/rtdb-server';
 import { median, percentile, printTable, type BenchTable } from './bench-table';

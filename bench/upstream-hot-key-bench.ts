@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { resolveUpstreamPolicy, type UpstreamPolicy } from '../src/limiter/upstream/upstream-policy';
+import { resolveUpstreamPolicy, type UpstreamPolicy } from '../src/library/schedule/upstream-policy';
 import { startRtdbTestServer, type RtdbTestServer } from '../test/support/rtdb-server';
 import { startBenchChild, type BenchChild } from './bench-child';
 import { percentile, type BenchTable } from './bench-table';

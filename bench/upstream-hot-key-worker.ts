@@ -1,9 +1,9 @@
 import { getDatabase } from 'firebase-admin/database';
-import { isContention, isRtdbMaxRetry } from '../src/limiter/contention';
-import { RtdbUpstreamQuotaStore } from '../src/limiter/stores/upstream-rtdb-store';
-import { CachedUpstreamQuota } from '../src/limiter/upstream/upstream-cursor-cache';
-import type { UpstreamPolicy } from '../src/limiter/upstream/upstream-policy';
-import type { UpstreamQuotaStore } from '../src/limiter/upstream/upstream-quota-store';
+import { isContention, isRtdbMaxRetry } from '../src/library/limiter/contention';
+import { RtdbUpstreamQuotaStore } from '../src/library/backends/rtdb/upstream-rtdb-store';
+import { CachedUpstreamQuota } from '../src/library/quota/upstream-cursor-cache';
+import type { UpstreamPolicy } from '../src/library/schedule/upstream-policy';
+import type { UpstreamQuotaStore } from '../src/library/schedule/upstream-quota-store';
 import type { RtdbTestServer } from '../test/support/rtdb-server';
 import { createAdminApp, deleteAdminApp } from '../test/support/rtdb-server/admin-app';
 import { sendCpuUsage } from './bench-child';

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { MINUTE_MS, type Config } from '../config/config';
 import { parseDuration } from '../config/limits-file';
-import { ALGORITHM_NAMES, type AlgorithmName } from '../limiter/algorithms/algorithm';
+import { ALGORITHM_NAMES, type AlgorithmName } from '../library';
 import { overrideIdOf, type OverrideTarget } from '../policies/limit-override';
 import { servedToolNames } from '../service/served-tools';
 import { createOverrideStore } from '../tokens/create-override-store';

@@ -1,4 +1,4 @@
-import { describePolicy, type PolicyDescription } from '../limiter/describe-policy';
+import { describePolicy, type PolicyDescription } from '../library';
 import { CHATTER_METHODS, FREE_TOOLS } from '../policies/free-calls';
 import type { PolicyRule } from '../policies/policy-rule';
 import type { Config } from './config';

@@ -1,11 +1,8 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { algorithmOf, type RateLimitPolicy } from '../limiter/policy';
+import { algorithmOf, type BackendName, type FailurePolicy, InvalidRedisUrlError, parseRedisSeeds, type RateLimitPolicy, type RedisMode } from '../library';
 import { tiersOf } from './tiers-from-env';
 import type { Tier } from './tier';
-import type { FailurePolicy } from '../limiter/rate-limiter';
-import type { BackendName } from '../limiter/limit-store';
-import { InvalidRedisUrlError, parseRedisSeeds, type RedisMode } from '../limiter/stores/redis-url';
 import { ConfigError, type ConfigProblem } from './config-error';
 import { decimalText, knobs, type KnobValues } from './knobs';
 import type { PoliciesConfig } from '../policies/resolve-charges';

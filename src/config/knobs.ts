@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { ALGORITHM_NAMES, type AlgorithmName } from '../limiter/algorithms/algorithm';
+import { ALGORITHM_NAMES, type AlgorithmName, BACKEND_NAMES } from '../library';
 import { FREE_PER_MINUTE_DEFAULT } from '../policies/free-calls';
 import { parseToolCosts } from '../policies/tool-costs';
 import { hasAtMostFourDecimals, parseUpstreamRate, UPSTREAM_RATE_EXPECTED } from './upstream-rate';
@@ -138,7 +138,7 @@ const knob = <S extends z.ZodType>(schema: S, fix: string, secret = false): Knob
 export const knobs = {
   PORT: knob(port.default(8080), 'set PORT to a free port, e.g. 8080 (Cloud Run sets it for you)'),
   RATE_LIMIT_BACKEND: knob(
-    z.enum(['memory', 'rtdb', 'redis'], { error: 'expected memory, rtdb or redis' }).default('memory'),
+    z.enum(BACKEND_NAMES, { error: `expected ${BACKEND_NAMES.slice(0, -1).join(', ')} or ${BACKEND_NAMES[BACKEND_NAMES.length - 1]}` }).default('memory'),
     'set RATE_LIMIT_BACKEND to memory (one instance), rtdb (Firebase Realtime Database) or redis',
   ),
   RATE_LIMIT_PER_MINUTE: knob(
@@ -188,7 +188,7 @@ export const knobs = {
   ),
   /**
    * Several databases, comma-separated: each key lives in the one rendezvous hashing of the URL and the
-   * key picks (src/limiter/stores/rendezvous.ts), so adding one later moves only the keys it must.
+   * key picks (src/library/support/rendezvous.ts), so adding one later moves only the keys it must.
    */
   FIREBASE_DATABASE_URLS: knob(
     z

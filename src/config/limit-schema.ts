@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { ALGORITHM_NAMES, type AlgorithmName } from '../limiter/algorithms/algorithm';
-import type { RateLimitPolicy } from '../limiter/policy';
+import { ALGORITHM_NAMES, type AlgorithmName, type RateLimitPolicy } from '../library';
 import type { ConfigProblem } from './config-error';
 
 /** One limit as the limits file writes it, shared by tiers and rules. */

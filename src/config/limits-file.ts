@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { formatPath, parseStrictJson } from '../shared/strict-json';
-import type { AlgorithmName } from '../limiter/algorithms/algorithm';
-import { assertValidPolicySet, MAX_POLICIES_PER_SET } from '../limiter/policy';
+import { type AlgorithmName, assertValidPolicySet, MAX_POLICIES_PER_SET } from '../library';
 import { limitSchema, NAME, policiesOf } from './limit-schema';
 import type { ConfigProblem } from './config-error';
 import { costsSchema, parsedRules, rulesSchema, type ParsedRule } from './rules-section';

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { AlgorithmName } from '../limiter/algorithms/algorithm';
-import { assertValidPolicySet, MAX_POLICIES_PER_SET } from '../limiter/policy';
+import { type AlgorithmName, assertValidPolicySet, MAX_POLICIES_PER_SET } from '../library';
 import type { PolicyRule } from '../policies/policy-rule';
 import { MAX_CALL_COST, TOOL_NAME } from '../policies/tool-costs';
 import type { ConfigProblem } from './config-error';

@@ -1,4 +1,4 @@
-import type { PolicySet } from '../limiter/policy';
+import type { PolicySet } from '../library';
 
 /**
  * A named group of tokens and the limits each of its tokens is held to, all

@@ -1,4 +1,4 @@
-import { assertValidPolicySet, type RateLimitPolicy } from '../limiter/policy';
+import { assertValidPolicySet, type RateLimitPolicy } from '../library';
 import type { ConfigProblem } from './config-error';
 import type { KnobValues } from './knobs';
 import { parseLimitsFile } from './limits-file';

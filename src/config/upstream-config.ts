@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { BASIS_POINTS, DEFAULT_UPSTREAM_MAX_RESERVATIONS, defaultReservationsPerHolder, resolveUpstreamPolicy } from '../limiter/upstream/upstream-policy';
+import { BASIS_POINTS, DEFAULT_UPSTREAM_MAX_RESERVATIONS, defaultReservationsPerHolder, resolveUpstreamPolicy } from '../library/quota';
 import type { ConfigProblem } from './config-error';
 import type { KnobValues } from './knobs';
 import { NO_UPSTREAM_COSTS, type UpstreamCosts } from './upstream-costs';

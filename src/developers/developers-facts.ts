@@ -1,14 +1,8 @@
 import type { Config } from '../config/config';
-import { JsonRpcCode, jsonRpcError } from '../http/json-rpc-error';
-import { setRateLimitHeaders } from '../http/rate-limit-headers';
-import { refusalBody } from '../http/refusal-body';
-import type { Decision } from '../limiter/decision';
+import { JsonRpcCode, jsonRpcError, refusalBody, setRateLimitHeaders } from '../library/express';
+import { algorithmFor, type Decision, describePolicy, type PolicyDescription, type RateLimitPolicy, toDecision } from '../library';
 import type { Tier } from '../config/tier';
-import { describePolicy, type PolicyDescription } from '../limiter/describe-policy';
-import { algorithmFor } from '../limiter/decide-set';
-import type { RateLimitPolicy } from '../limiter/policy';
 import { callFacts, type CallFacts } from '../config/call-facts';
-import { toDecision } from '../limiter/rate-limiter';
 
 /** A fixed instant for the examples, so the page is a pure function of the config (2026-01-01T00:00:18Z). */
 export const EXAMPLE_NOW_MS = 1_767_225_618_000;

@@ -18,7 +18,7 @@ import type { UpstreamCall, UpstreamClient } from './upstream-client';
 import { UpstreamError } from './upstream-error';
 import type { GateAnswer, GateRequest, UpstreamQuotaGate } from './upstream-quota-gate';
 import { UpstreamQuotaRefusal } from './upstream-quota-refusal';
-import type { WaitBudget } from '../limiter/wait-budget';
+import type { WaitBudget } from '../library';
 
 export interface GatewayEvents {
   /** One call forwarded upstream, and how it ended. */

@@ -1,13 +1,8 @@
 import { NO_UPSTREAM_COSTS, sharedUpstreamCostOf, type ForwardedMethod, type UpstreamCosts } from '../config/upstream-costs';
 import { SHARED_QUOTA_NAME } from '../config/upstream-section';
-import { encodeKeyPart } from '../limiter/key';
-import type { UpstreamCaller } from '../limiter/upstream/upstream-holder';
-import { intervalOf, type UpstreamPolicy } from '../limiter/upstream/upstream-policy';
-import type { UpstreamQuotaStore } from '../limiter/upstream/upstream-quota-store';
-import type { UpstreamRejection } from '../limiter/upstream/upstream-schedule';
-import type { UpstreamState } from '../limiter/upstream/upstream-state';
+import { encodeKeyPart, type WaitBudget } from '../library';
+import { intervalOf, type UpstreamCaller, type UpstreamPolicy, type UpstreamQuotaStore, type UpstreamRejection, type UpstreamState } from '../library/quota';
 import { formatReservationId, parseReservationId } from './reservation-id';
-import type { WaitBudget } from '../limiter/wait-budget';
 
 /** The one key every token's calls share: the upstream has one quota for the whole service. */
 export const UPSTREAM_QUOTA_KEY = 'upstream';

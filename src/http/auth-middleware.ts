@@ -1,20 +1,15 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { describeError } from '../shared/describe-error';
-import { encodeKeyPart } from '../limiter/key';
-import type { Decision } from '../limiter/decision';
-import type { RateLimitPolicy } from '../limiter/policy';
-import type { RateLimiter } from '../limiter/rate-limiter';
+import { type Decision, encodeKeyPart, type RateLimiter, type RateLimitPolicy } from '../library';
+import { eraOfHeaders, JsonRpcCode, jsonRpcError, refusalCode, requestIdOf, secondsUntil, sendJsonRpcError, setRateLimitHeaders } from '../library/express';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken, TokenVerifier } from '../tokens/token-record';
 import { isWellFormedSecret } from '../tokens/token-secret';
 import type { AuthFailureReason, AuthRefusalReason } from './auth-refusal';
 import { spentBudgetRefusal, writeBudgetRefusal } from './budget-refusal';
-import { eraOfHeaders, refusalCode } from './refusal-code';
 import { setToken, waitBudgetOf } from './request-locals';
 import { SignInBudget, type SignInAttempt, type SignInVerdict } from './sign-in-budget';
 import { addressLimitKeyPart, clientAddress } from './client-address';
-import { jsonRpcError, JsonRpcCode, requestIdOf, sendJsonRpcError } from './json-rpc-error';
-import { secondsUntil, setRateLimitHeaders } from './rate-limit-headers';
 
 export const AUTH_REALM = 'firelimit';
 

@@ -1,8 +1,6 @@
 import type { Response } from 'express';
-import type { Decision } from '../limiter/decision';
-import { jsonRpcError, sendJsonRpcError, type JsonRpcId } from './json-rpc-error';
-import { eraOfHeaders, refusalCode } from './refusal-code';
-import { secondsUntil, setRateLimitHeaders } from './rate-limit-headers';
+import type { Decision } from '../library';
+import { eraOfHeaders, jsonRpcError, type JsonRpcId, refusalCode, secondsUntil, sendJsonRpcError, setRateLimitHeaders } from '../library/express';
 
 /**
  * A cost-0 read that found a budget spent, as the refusal it means: a read

@@ -1,6 +1,5 @@
 import type { Response } from 'express';
-import type { Decision } from '../limiter/decision';
-import type { RateLimiter } from '../limiter/rate-limiter';
+import type { Decision, RateLimiter } from '../library';
 import { callerScopes } from '../policies/caller-scopes';
 import type { OverrideIndex } from '../policies/limit-override';
 import type { Charge, ResolverConfig } from '../policies/resolve-charges';

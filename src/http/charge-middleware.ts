@@ -1,16 +1,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { combineDecisions } from '../limiter/combine-decisions';
-import type { Decision } from '../limiter/decision';
-import type { RateLimiter } from '../limiter/rate-limiter';
-import type { WaitBudget } from '../limiter/wait-budget';
+import { combineDecisions, type Decision, type RateLimiter, type WaitBudget } from '../library';
+import { type RefusalWriter, requestIdOf, setRateLimitHeaders, writeJsonRefusal } from '../library/express';
 import type { ChargeEvents } from '../policies/charge-events';
 import type { Charge, ChargePlan } from '../policies/resolve-charges';
 import type { Logger } from '../shared/logger';
 import { costProblem } from './cost-check';
-import { requestIdOf } from './json-rpc-error';
-import { setRateLimitHeaders } from './rate-limit-headers';
-import type { RefusalWriter } from './rate-limit-middleware';
-import { writeJsonRefusal } from './refusal-body';
 import { setChargedDecisions, setDecision, waitBudgetOf } from './request-locals';
 
 export interface ChargeMiddlewareOptions {

@@ -1,6 +1,5 @@
-import { algorithmFor } from '../limiter/decide-set';
-import { algorithmOf, type PolicySet, type RateLimitPolicy } from '../limiter/policy';
-import { JsonRpcCode, jsonRpcError, type JsonRpcErrorBody } from './json-rpc-error';
+import { algorithmFor, algorithmOf, hasBurst, type PolicySet, type RateLimitPolicy } from '../library';
+import { JsonRpcCode, jsonRpcError, type JsonRpcErrorBody } from '../library/express';
 
 export interface CostProblem {
   /**
@@ -42,5 +41,5 @@ export function costProblem(cost: number, policies: PolicySet, id: JsonRpcErrorB
 
 function isBucket(policy: RateLimitPolicy): boolean {
   const algorithm = algorithmOf(policy);
-  return algorithm === 'token-bucket' || algorithm === 'leaky-bucket';
+  return hasBurst(algorithm);
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { jsonRpcError, requestIdOf } from './json-rpc-error';
+import { jsonRpcError, requestIdOf } from '../library/express';
 
 /** The hostnames the MCP SDK's `localhostHostValidation()` accepts. */
 export const LOCALHOST_NAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];

@@ -1,7 +1,7 @@
 import { isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResponse } from '@modelcontextprotocol/server';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { bodyEncodingProblem, declaredLengthProblem, type BodyHeaderProblem } from './body-headers';
-import { JsonRpcCode, jsonRpcError, requestIdOf, type JsonRpcErrorBody } from './json-rpc-error';
+import { JsonRpcCode, jsonRpcError, type JsonRpcErrorBody, requestIdOf } from '../library/express';
 import { closeAfterResponse, markBodyRead } from './lingering-close';
 import { scanJsonStructure, type JsonStructureLimits } from './json-structure-scan';
 import { readBoundedBody, type BodyRead, type BodyReadLimits } from './read-body';

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { classifyInboundRequest, isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isJsonContentType } from './body-headers';
-import { jsonRpcError, requestIdOf } from './json-rpc-error';
+import { jsonRpcError, requestIdOf } from '../library/express';
 import { modernRequestProblem } from './modern-header-check';
 import { setMcpEra, type McpEra } from './request-locals';
 

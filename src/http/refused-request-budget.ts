@@ -1,10 +1,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { RateLimiter } from '../limiter/rate-limiter';
+import type { Decision, RateLimiter } from '../library';
 import { tokenOf } from './request-locals';
 import { spentBudgetRefusal, writeBudgetRefusal } from './budget-refusal';
 import { decisionOf } from './request-locals';
-import { setRateLimitHeaders } from './rate-limit-headers';
-import type { Decision } from '../limiter/decision';
+import { setRateLimitHeaders } from '../library/express';
 
 /** What the body and protocol checks answer with when they refuse a request before the limiter. */
 const REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 406, 408, 413, 415]);

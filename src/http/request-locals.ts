@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import type { Decision } from '../limiter/decision';
-import { WaitBudget } from '../limiter/wait-budget';
+import { type Decision, WaitBudget } from '../library';
+import type { McpEra } from '../library/express';
 import type { AuthenticatedToken } from '../tokens/token-record';
 
 /**
@@ -18,7 +18,7 @@ interface Locals {
 }
 
 /** Which MCP protocol era a request speaks: 2026-07-28 (a per-request `_meta` envelope) or 2025 (initialize handshake). */
-export type McpEra = 'modern' | 'legacy';
+export type { McpEra };
 
 /** The verified token; undefined before auth has accepted one. */
 export function tokenOf(res: Response): AuthenticatedToken | undefined {

@@ -1,8 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Decision } from '../limiter/decision';
-import type { RateLimitPolicy } from '../limiter/policy';
-import type { RateLimiter } from '../limiter/rate-limiter';
-import type { WaitBudget } from '../limiter/wait-budget';
+import type { Decision, RateLimiter, RateLimitPolicy, WaitBudget } from '../library';
 
 /** What a credential turned out to be: a caller (`value`), or a failed sign-in. A verifier that cannot answer throws. */
 export type SignInVerdict<T> = { readonly kind: 'valid'; readonly value: T } | { readonly kind: 'invalid' };

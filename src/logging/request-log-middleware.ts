@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { tokenOf } from '../http/request-locals';
 import { decisionOf } from '../http/request-locals';
-import type { Decision } from '../limiter/decision';
+import type { Decision } from '../library';
 import type { LogFields, Logger } from '../shared/logger';
 import { decodeForLog, isSensitiveKey, redactUrlComponent } from './redact';
 import { traceContextFromHeaders } from './trace-context';

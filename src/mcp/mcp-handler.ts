@@ -5,7 +5,7 @@ import type { ScopeBudget } from '../http/caller-budgets';
 import type { Gateway } from '../gateway/gateway';
 import type { Tier } from '../config/tier';
 import { decisionOf, mcpEraOf, tokenOf, waitBudgetOf } from '../http/request-locals';
-import type { RateLimiter } from '../limiter/rate-limiter';
+import type { RateLimiter } from '../library';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { buildMcpServer } from './build-mcp-server';

@@ -1,14 +1,12 @@
 import type { CallToolResult, McpServer, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { ScopeBudget } from '../http/caller-budgets';
-import type { Decision } from '../limiter/decision';
+import type { Decision, RateLimiter, WaitBudget } from '../library';
 import type { Tier } from '../config/tier';
-import type { RateLimiter } from '../limiter/rate-limiter';
 import { describeError } from '../shared/describe-error';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { toolContextOf } from './call-context';
-import type { WaitBudget } from '../limiter/wait-budget';
 
 /** What every tool call sees: who is calling, and this request's (already counted) decision. */
 export interface ToolContext {

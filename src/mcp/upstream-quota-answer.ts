@@ -2,8 +2,8 @@ import { ProtocolError, type CallToolResult, type Tool } from '@modelcontextprot
 import type { ForwardedMethod } from '../config/upstream-costs';
 import { SHARED_QUOTA_NAME } from '../gateway/upstream-quota-gate';
 import type { QuotaRefusal } from '../gateway/upstream-quota-refusal';
-import { JsonRpcCode } from '../http/json-rpc-error';
-import type { UpstreamRejection } from '../limiter/upstream/upstream-schedule';
+import { JsonRpcCode } from '../library/express';
+import type { UpstreamRejection } from '../library/quota';
 import { rejectedRetryWords, reservedRetryWords } from './retry-words';
 
 /**

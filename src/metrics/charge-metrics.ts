@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import type { Decision } from '../limiter/decision';
+import type { Decision } from '../library';
 import type { ChargeEvents } from '../policies/charge-events';
 import type { Charge } from '../policies/resolve-charges';
 

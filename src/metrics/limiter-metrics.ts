@@ -1,7 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Decision } from '../limiter/decision';
-import type { LimiterEvents } from '../limiter/limiter-events';
-import type { BackendName } from '../limiter/limit-store';
+import type { BackendName, Decision, LimiterEvents } from '../library';
 
 export interface LimiterMetricsOptions {
   /** Where the series live. Default: a fresh Registry of its own (never prom-client's global one). */

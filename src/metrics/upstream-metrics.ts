@@ -1,8 +1,8 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { GatewayEvents } from '../gateway/gateway';
 import type { GateAnswer, UpstreamQuota, UpstreamQuotaEvents } from '../gateway/upstream-quota-gate';
-import type { BackendFailureCause } from '../limiter/backend-guard';
-import type { UpstreamState } from '../limiter/upstream/upstream-state';
+import type { BackendFailureCause } from '../library';
+import type { UpstreamState } from '../library/quota';
 
 /**
  * The gateway's series: calls forwarded upstream and how they ended, what

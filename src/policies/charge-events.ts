@@ -1,4 +1,4 @@
-import type { Decision } from '../limiter/decision';
+import type { Decision } from '../library';
 import type { Charge } from './resolve-charges';
 
 /** Told of every charge a request made; metrics implement it. Labels come from the charge's config names only. */

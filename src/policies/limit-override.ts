@@ -1,4 +1,4 @@
-import type { PolicySet } from '../limiter/policy';
+import type { PolicySet } from '../library';
 
 /**
  * What a runtime override applies to: a token, a tier or every token, and

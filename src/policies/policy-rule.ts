@@ -1,4 +1,4 @@
-import type { PolicySet } from '../limiter/policy';
+import type { PolicySet } from '../library';
 import type { CallTarget } from './call-target';
 
 /** Which calls a rule applies to: every field given must match; none given matches every call. */

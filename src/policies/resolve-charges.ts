@@ -1,4 +1,4 @@
-import type { PolicySet } from '../limiter/policy';
+import type { PolicySet } from '../library';
 import type { CallTarget } from './call-target';
 import { defaultCostOf } from './free-calls';
 import { overrideFor, type LimitOverride, type OverrideIndex } from './limit-override';

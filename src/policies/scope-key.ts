@@ -1,4 +1,4 @@
-import { encodeKeyPart } from '../limiter/key';
+import { encodeKeyPart } from '../library';
 
 /**
  * Where each scope's state lives, per token. The tier's limits keep the

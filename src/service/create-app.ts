@@ -1,7 +1,7 @@
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from '../config/config';
 import { describeError } from '../shared/describe-error';
-import type { RateLimiter } from '../limiter/rate-limiter';
+import type { RateLimiter } from '../library';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { createMcpHandler } from '../mcp/mcp-handler';
@@ -19,7 +19,7 @@ import { createDeclaredLengthCheck, createJsonRpcBody } from '../http/json-rpc-b
 import { MAX_JSON_DEPTH } from '../http/json-structure-scan';
 import { createUnreadBodyGuard, type LingerLimits } from '../http/lingering-close';
 import { createMcpProtocolCheck } from '../http/mcp-protocol-check';
-import { JsonRpcCode, jsonRpcError, requestIdOf } from '../http/json-rpc-error';
+import { JsonRpcCode, jsonRpcError, requestIdOf } from '../library/express';
 import { createRefusedRequestBudget } from '../http/refused-request-budget';
 import { createTierResolver } from '../http/tier-policy';
 import { addressLimitKeyPart, clientAddress } from '../http/client-address';

@@ -3,12 +3,8 @@ import { anyUpstreamQuota, type UpstreamConfig, type UpstreamQuotaConfig } from 
 import { Gateway } from '../gateway/gateway';
 import { UpstreamClient } from '../gateway/upstream-client';
 import { UpstreamQuotaGate } from '../gateway/upstream-quota-gate';
-import { resolveUpstreamPolicy, type UpstreamPolicy } from '../limiter/upstream/upstream-policy';
-import type { LimitStore } from '../limiter/limit-store';
-import type { BackendGuard } from '../limiter/backend-guard';
-import { OutageGuard } from '../limiter/outage-guard';
-import type { FailurePolicy } from '../limiter/rate-limiter';
-import { GuardedUpstreamQuota } from '../limiter/stores/upstream-guarded-store';
+import { GuardedUpstreamQuota, resolveUpstreamPolicy, type UpstreamPolicy } from '../library/quota';
+import { type BackendGuard, type FailurePolicy, type LimitStore, OutageGuard } from '../library';
 import type { UpstreamMetrics } from '../metrics/upstream-metrics';
 import type { Logger } from '../shared/logger';
 import { createUpstreamQuotaStore } from './create-upstream-quota-store';

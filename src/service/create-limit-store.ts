@@ -1,8 +1,6 @@
 import type { App } from 'firebase-admin/app';
 import type { Config } from '../config/config';
-import type { LimitStore } from '../limiter/limit-store';
-import { MemoryWindowStore } from '../limiter/stores/memory-store';
-import type { Logger } from '../shared/logger';
+import { createMemoryStore, createRedisStore, createRtdbStore, type LimitStore, type Logger } from '../library';
 
 export interface LimitStoreSpec {
   /** RTDB root path and Redis key prefix suffix: each limiter counts in its own key space. */
@@ -13,33 +11,27 @@ export interface LimitStoreSpec {
 }
 
 /**
- * The one place a backend is chosen: the store behind a limiter, from
- * `config.rateLimit.backend`. Loaded only when chosen, so the memory backend
- * never pays for firebase-admin's database client or the redis package.
+ * The one backend switch: the store behind a limiter, from
+ * `config.rateLimit.backend`. A new store is one folder in src/library/backends
+ * plus one case here. Each backend's client is loaded only when chosen, so the
+ * memory backend never pays for firebase-admin's database client or redis.
  */
 export async function createLimitStore(config: Config, firebaseApp: App | undefined, spec: LimitStoreSpec): Promise<LimitStore> {
   switch (config.rateLimit.backend) {
     case 'memory':
-      return new MemoryWindowStore();
+      return createMemoryStore();
     case 'rtdb': {
-      const [{ getDatabase, getDatabaseWithUrl }, { RtdbWindowStore }, { ShardedLimitStore }] = await Promise.all([
-        import('firebase-admin/database'),
-        import('../limiter/stores/rtdb-store'),
-        import('../limiter/stores/sharded-store'),
-      ]);
+      const { getDatabase, getDatabaseWithUrl } = await import('firebase-admin/database');
       const urls = config.firebase.databaseUrls;
-      if (urls.length <= 1) return new RtdbWindowStore({ database: getDatabase(firebaseApp), rootPath: spec.namespace, clock: spec.clock, logger: spec.logger });
+      const common = { rootPath: spec.namespace, clock: spec.clock, logger: spec.logger };
+      if (urls.length <= 1) return createRtdbStore({ ...common, database: getDatabase(firebaseApp) });
       // One store per database, each with its own connection and sweeper; the rules file is deployed to each.
-      return new ShardedLimitStore(urls.map((url) => ({
-        id: url,
-        store: new RtdbWindowStore({ database: getDatabaseWithUrl(url, firebaseApp), rootPath: spec.namespace, clock: spec.clock, logger: spec.logger }),
-      })));
+      return createRtdbStore({ ...common, databases: urls.map((url) => ({ id: url, database: getDatabaseWithUrl(url, firebaseApp) })) });
     }
     case 'redis': {
       // loadConfig refuses to boot the redis backend without a URL; this only narrows the type.
       if (config.redis.url === undefined) throw new TypeError('redis backend without a URL');
-      const { RedisWindowStore } = await import('../limiter/stores/redis-store');
-      return new RedisWindowStore({
+      return createRedisStore({
         url: config.redis.url,
         mode: config.redis.mode,
         ...(config.redis.tlsCaFile !== undefined ? { tlsCaFile: config.redis.tlsCaFile } : {}),

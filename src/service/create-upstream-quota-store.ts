@@ -1,36 +1,15 @@
 import type { App } from 'firebase-admin/app';
-import type { LimitStore } from '../limiter/limit-store';
-import { MemoryUpstreamQuotaStore } from '../limiter/stores/upstream-memory-store';
-import { CachedUpstreamQuota } from '../limiter/upstream/upstream-cursor-cache';
-import type { UpstreamQuotaStore } from '../limiter/upstream/upstream-quota-store';
+import { type CachedUpstreamQuota, createUpstreamQuota, UPSTREAM_QUOTA_ROOT } from '../library/quota';
+import type { LimitStore } from '../library';
 
-/** Where quota nodes live in RTDB; database.rules.json closes it to clients. */
-export const UPSTREAM_QUOTA_ROOT = 'upstreamQuota';
+export { UPSTREAM_QUOTA_ROOT };
 
 /**
- * The upstream quota's store on the backend the limiter already uses, behind
- * the cursor cache (docs/adr/0033-upstream-atomic-not-read-then-write.md):
- * memory, a transaction on `upstreamQuota/{key}` on the same RTDB client, or
- * the Lua twin on the limit store's own Redis connection. What the gateway
- * calls `schedule` on.
+ * The gateway's upstream quota on the limit store's backend. On RTDB the
+ * quota nodes live in the app's default database (database.rules.json closes
+ * `upstreamQuota/` to clients).
  */
 export async function createUpstreamQuotaStore(limitStore: LimitStore, firebaseApp: App | undefined, options: { readonly maxStalenessMs?: number } = {}): Promise<CachedUpstreamQuota> {
-  let store: UpstreamQuotaStore;
-  switch (limitStore.backend) {
-    case 'memory':
-      store = new MemoryUpstreamQuotaStore();
-      break;
-    case 'rtdb': {
-      const [{ getDatabase }, { RtdbUpstreamQuotaStore }] = await Promise.all([import('firebase-admin/database'), import('../limiter/stores/upstream-rtdb-store')]);
-      store = new RtdbUpstreamQuotaStore({ database: getDatabase(firebaseApp), rootPath: UPSTREAM_QUOTA_ROOT });
-      break;
-    }
-    case 'redis': {
-      const [{ RedisWindowStore }, { RedisUpstreamQuotaStore }] = await Promise.all([import('../limiter/stores/redis-store'), import('../limiter/stores/upstream-redis-store')]);
-      if (!(limitStore instanceof RedisWindowStore)) throw new TypeError('the redis upstream quota shares a RedisWindowStore connection');
-      store = new RedisUpstreamQuotaStore({ redis: limitStore });
-      break;
-    }
-  }
-  return new CachedUpstreamQuota({ store, maxStalenessMs: options.maxStalenessMs });
+  const database = limitStore.backend === 'rtdb' ? (await import('firebase-admin/database')).getDatabase(firebaseApp) : undefined;
+  return createUpstreamQuota(limitStore, { ...(database !== undefined && { database }), rootPath: UPSTREAM_QUOTA_ROOT, maxStalenessMs: options.maxStalenessMs });
 }

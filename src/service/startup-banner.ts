@@ -1,4 +1,4 @@
-import { algorithmOf } from '../limiter/policy';
+import { algorithmOf } from '../library';
 import type { Config } from '../config/config';
 import { TokenService } from '../tokens/token-service';
 import type { TokenStore } from '../tokens/token-record';

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { ALGORITHM_NAMES, type AlgorithmName } from '../limiter/algorithms/algorithm';
-import { assertValidPolicySet, type RateLimitPolicy } from '../limiter/policy';
+import { ALGORITHM_NAMES, type AlgorithmName, assertValidPolicySet, type RateLimitPolicy } from '../library';
 import { overrideIdOf, type LimitOverride, type OverrideTarget } from '../policies/limit-override';
 import { TOOL_NAME } from '../policies/tool-costs';
 import { MAX_LIMIT, MAX_WINDOW_MS } from '../config/limit-schema';

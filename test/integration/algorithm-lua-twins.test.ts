@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { createClient } from 'redis';
-import { ALGORITHMS, ALGORITHM_NAMES, type Algorithm, type AlgorithmName, type AlgorithmStates, type LimitParams } from '../../src/limiter/algorithms';
-import { FIXED_WINDOW_TWIN, formatFixedWindowValue, parseFixedWindowValue } from '../../src/limiter/stores/lua/fixed-window';
-import { LEAKY_BUCKET_TWIN, formatLeakyBucketValue, parseLeakyBucketValue } from '../../src/limiter/stores/lua/leaky-bucket';
-import { SLIDING_LOG_TWIN, formatSlidingLogValue, parseSlidingLogValue } from '../../src/limiter/stores/lua/sliding-log';
-import { SLIDING_WINDOW_TWIN, formatSlidingWindowValue, parseSlidingWindowValue } from '../../src/limiter/stores/lua/sliding-window';
-import { TOKEN_BUCKET_TWIN, formatTokenBucketValue, parseTokenBucketValue } from '../../src/limiter/stores/lua/token-bucket';
-import { DEFAULT_TTL_MARGIN_MS, adjustArgs, decideArgs, decisionFromReply, writtenFromReply, type LuaTwin } from '../../src/limiter/stores/lua/twin-protocol';
+import { ALGORITHMS, ALGORITHM_NAMES, type Algorithm, type AlgorithmName, type AlgorithmStates, type LimitParams } from '../../src/library/window/algorithms';
+import { FIXED_WINDOW_TWIN, formatFixedWindowValue, parseFixedWindowValue } from '../../src/library/backends/redis/lua/fixed-window';
+import { LEAKY_BUCKET_TWIN, formatLeakyBucketValue, parseLeakyBucketValue } from '../../src/library/backends/redis/lua/leaky-bucket';
+import { SLIDING_LOG_TWIN, formatSlidingLogValue, parseSlidingLogValue } from '../../src/library/backends/redis/lua/sliding-log';
+import { SLIDING_WINDOW_TWIN, formatSlidingWindowValue, parseSlidingWindowValue } from '../../src/library/backends/redis/lua/sliding-window';
+import { TOKEN_BUCKET_TWIN, formatTokenBucketValue, parseTokenBucketValue } from '../../src/library/backends/redis/lua/token-bucket';
+import { DEFAULT_TTL_MARGIN_MS, adjustArgs, decideArgs, decisionFromReply, writtenFromReply, type LuaTwin } from '../../src/library/backends/redis/lua/twin-protocol';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 import { ALGORITHM_VECTORS, type AdjustVector, type DecideVector } from '../unit/algorithm-vectors';
 

@@ -1,6 +1,6 @@
-import { resolveUpstreamPolicy } from '../../src/limiter/upstream/upstream-policy';
-import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
-import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
+import { resolveUpstreamPolicy } from '../../src/library/schedule/upstream-policy';
+import { MemoryWindowStore } from '../../src/library/memory/memory-store';
+import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
 import { createUpstreamQuotaStore } from '../../src/service/create-upstream-quota-store';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 

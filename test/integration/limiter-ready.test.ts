@@ -1,8 +1,8 @@
 import { getDatabase } from 'firebase-admin/database';
-import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
-import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
+import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
+import { RtdbWindowStore } from '../../src/library/backends/rtdb/rtdb-store';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
+import type { RateLimitPolicy } from '../../src/library/window/policy';
 import { startRedisServer } from '../support/redis-server';
 import { startRtdbTestServer } from '../support/rtdb-server';
 import { createAdminApp, deleteAdminApp } from '../support/rtdb-server/admin-app';

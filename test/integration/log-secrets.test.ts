@@ -6,7 +6,7 @@ import express from 'express';
 import request from 'supertest';
 import { loadConfig } from '../../src/config/config';
 import { buildService } from '../../src/service/build-service';
-import type { LimitStore } from '../../src/limiter/limit-store';
+import type { LimitStore } from '../../src/library/limiter/limit-store';
 import { createServiceLogger } from '../../src/logging/create-service-logger';
 import type { Logger } from '../../src/shared/logger';
 import { createRequestLogMiddleware, safeRequestUrl } from '../../src/logging/request-log-middleware';

@@ -2,7 +2,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { loadConfig } from '../../src/config/config';
 import { createApp } from '../../src/service/create-app';
-import type { RateLimiter } from '../../src/limiter/rate-limiter';
+import type { RateLimiter } from '../../src/library/limiter/rate-limiter';
 import { createCapturingLogger } from '../support/capturing-logger';
 import { defineTool } from '../../src/mcp/tool-registry';
 import { buildTestApp, GOOD_SECRET, PRICED_STATUS, standInAuth, TEST_TOKEN, type TestApp } from '../support/mcp-test-app';

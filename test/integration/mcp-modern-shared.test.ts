@@ -5,7 +5,7 @@ import { authInfoFor } from '../../src/mcp/call-context';
 import { isPlainModernRequest, MODERN_REVISION, ModernExchange } from '../../src/mcp/modern-exchange';
 import { tools } from '../../src/mcp/tools';
 import type { ToolContext } from '../../src/mcp/tool-registry';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
 import { createCapturingLogger } from '../support/capturing-logger';
 
 /**

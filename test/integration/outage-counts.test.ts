@@ -1,11 +1,11 @@
 import { getDatabase } from 'firebase-admin/database';
 import type { App } from 'firebase-admin/app';
 import { startDelayProxy, type DelayProxy } from '../../bench/delay-proxy';
-import { ALGORITHM_NAMES } from '../../src/limiter/algorithms';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { RateLimiter } from '../../src/limiter/rate-limiter';
-import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
-import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
+import { ALGORITHM_NAMES } from '../../src/library/window/algorithms';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
+import type { RateLimiter } from '../../src/library/limiter/rate-limiter';
+import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
+import { RtdbWindowStore } from '../../src/library/backends/rtdb/rtdb-store';
 import { COUNT_DEADLINE_MS, COUNT_LIMIT, COUNT_PROBE_INTERVAL_MS, countPolicy, countThroughHiccup } from '../support/outage-counts';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 import { startRtdbTestServer, type RtdbTestServer } from '../support/rtdb-server';

@@ -1,7 +1,7 @@
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import { OutageGuard } from '../../src/limiter/outage-guard';
-import { WindowRateLimiter, type FailurePolicy } from '../../src/limiter/rate-limiter';
-import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
+import { OutageGuard } from '../../src/library/limiter/outage-guard';
+import { WindowRateLimiter, type FailurePolicy } from '../../src/library/limiter/rate-limiter';
+import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
 import {
   DEADLINE_MS,
   events,

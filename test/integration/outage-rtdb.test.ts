@@ -1,7 +1,7 @@
 import type { App } from 'firebase-admin/app';
-import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
+import { RtdbWindowStore } from '../../src/library/backends/rtdb/rtdb-store';
 import { getDatabase, type Database } from 'firebase-admin/database';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
 import {
   DEADLINE_MS,
   expectFailClosedRefusals,

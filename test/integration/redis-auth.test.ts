@@ -1,8 +1,8 @@
 import { inspect } from 'node:util';
 import { createClient } from 'redis';
-import type { PolicySet } from '../../src/limiter/policy';
-import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
-import { REDIS_AUTH_REFUSED } from '../../src/limiter/stores/redis-store-error';
+import type { PolicySet } from '../../src/library/window/policy';
+import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
+import { REDIS_AUTH_REFUSED } from '../../src/library/backends/redis/redis-store-error';
 import { createCapturingLogger, type CapturedEntry } from '../support/capturing-logger';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 

@@ -1,16 +1,16 @@
 import { createCluster } from 'redis';
 import { loadConfig } from '../../src/config/config';
-import { decideSet } from '../../src/limiter/decide-set';
-import type { PolicySet } from '../../src/limiter/policy';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { RateLimiter } from '../../src/limiter/rate-limiter';
-import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
-import { REDIS_MISCONFIGURED } from '../../src/limiter/stores/redis-store-error';
+import { decideSet } from '../../src/library/window/decide-set';
+import type { PolicySet } from '../../src/library/window/policy';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
+import type { RateLimiter } from '../../src/library/limiter/rate-limiter';
+import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
+import { REDIS_MISCONFIGURED } from '../../src/library/backends/redis/redis-store-error';
 import { createLimitStore } from '../../src/service/create-limit-store';
 import { silentLogger } from '../../src/shared/logger';
 import { createCapturingLogger } from '../support/capturing-logger';
 import { freeClusterPorts, startRedisCluster, type RedisCluster } from '../support/redis-cluster';
-import { REDIS_UNAVAILABLE } from '../../src/limiter/stores/redis-store-error';
+import { REDIS_UNAVAILABLE } from '../../src/library/backends/redis/redis-store-error';
 
 // firelimit on a real Redis Cluster (3 masters + 3 replicas of Debian's
 // redis-server) as a user points it there: REDIS_MODE=cluster and the seed

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { inspect } from 'node:util';
 import { createClient } from 'redis';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
-import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
-import { REDIS_UNAVAILABLE, RedisStoreError } from '../../src/limiter/stores/redis-store-error';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
+import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
+import { REDIS_UNAVAILABLE, RedisStoreError } from '../../src/library/backends/redis/redis-store-error';
 import { createCapturingLogger } from '../support/capturing-logger';
 import { only } from '../support/only-decision';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
@@ -232,7 +232,7 @@ test('three clients on separate connections, 300 interleaved calls, limit 120: e
 
 // Each worker: its own process and connection, 100 sequential calls after a common "go".
 const WORKER = `
-const { RedisWindowStore } = require('./src/limiter/stores/redis-store.ts');
+const { RedisWindowStore } = require('./src/library/backends/redis/redis-store.ts');
 const store = new RedisWindowStore({ url: process.env.WORKER_REDIS_URL, keyPrefix: 'xproc:' });
 const policies = [{ name: 'default', limit: 120, windowMs: 60000 }];
 (async () => {

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { PolicySet } from '../../src/limiter/policy';
-import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
-import { REDIS_UNAVAILABLE } from '../../src/limiter/stores/redis-store-error';
+import type { PolicySet } from '../../src/library/window/policy';
+import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
+import { REDIS_UNAVAILABLE } from '../../src/library/backends/redis/redis-store-error';
 
 // REDIS_TLS_CA_FILE against Debian's redis-server with TLS on loopback: a CA
 // made for this test signs the server's certificate for "localhost", as a

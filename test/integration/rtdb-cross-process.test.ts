@@ -1,4 +1,4 @@
-import type { RateLimitPolicy } from '../../src/limiter/policy';
+import type { RateLimitPolicy } from '../../src/library/window/policy';
 import { startLimiterWorker, type LimiterWorker, type WorkerDecision } from '../support/limiter-worker';
 import { rtdbForTests, type RtdbTestServer } from '../support/rtdb-server';
 

@@ -1,10 +1,10 @@
 import type { App } from 'firebase-admin/app';
-import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
+import { RtdbWindowStore } from '../../src/library/backends/rtdb/rtdb-store';
 import { getDatabase } from 'firebase-admin/database';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { Decision } from '../../src/limiter/decision';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
-import type { RateLimiter } from '../../src/limiter/rate-limiter';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
+import type { Decision } from '../../src/library/window/decision';
+import type { RateLimitPolicy } from '../../src/library/window/policy';
+import type { RateLimiter } from '../../src/library/limiter/rate-limiter';
 import { createAdminApp, deleteAdminApp } from '../support/rtdb-server/admin-app';
 import { rtdbForTests, SELF_SET_HOST_VAR, type RtdbTestServer } from '../support/rtdb-server';
 

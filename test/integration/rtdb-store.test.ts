@@ -1,11 +1,11 @@
 import type { App } from 'firebase-admin/app';
 import { getDatabase, type Database } from 'firebase-admin/database';
-import { windowNumberAt } from '../../src/limiter/algorithms/fixed-window';
+import { windowNumberAt } from '../../src/library/window/fixed-window';
 import { DeadlineGuard } from '../support/deadline-guard';
-import { InvalidKeyError } from '../../src/limiter/key';
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
-import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
-import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
+import { InvalidKeyError } from '../../src/library/window/key';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
+import { WindowRateLimiter } from '../../src/library/limiter/rate-limiter';
+import { RtdbWindowStore } from '../../src/library/backends/rtdb/rtdb-store';
 import { silentLogger } from '../../src/shared/logger';
 import { createAdminApp, deleteAdminApp } from '../support/rtdb-server/admin-app';
 import { only } from '../support/only-decision';

@@ -1,5 +1,5 @@
-import { stateSlotOf, type PolicySet } from '../../src/limiter/policy';
-import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
+import { stateSlotOf, type PolicySet } from '../../src/library/window/policy';
+import { MemoryWindowStore } from '../../src/library/memory/memory-store';
 import { BASE_MS, CASES, freshKey, observed, Reference, SETS, startBackends, TRIO, type Backend, type Backends, type ContractBackend } from '../support/store-contract';
 
 // The store contract, part two: a policy set is charged all or nothing on

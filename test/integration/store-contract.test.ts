@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import type { Adjustment } from '../../src/limiter/algorithms';
-import { algorithmFor } from '../../src/limiter/decide-set';
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
+import type { Adjustment } from '../../src/library/window/algorithms';
+import { algorithmFor } from '../../src/library/window/decide-set';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
 import { BASE_MS, CASES, freshKey, observed, Reference, SETS, startBackends, type Backend, type Backends, type ContractBackend } from '../support/store-contract';
 
 // The store contract, part one: on every store (memory, RTDB, Redis) and for

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { createClient } from 'redis';
-import { DEFAULT_UPSTREAM_TTL_MARGIN_MS, scheduledFromReply, UPSTREAM_SCHEDULE_SCRIPT, UPSTREAM_SCHEDULE_SHA1, upstreamScheduleArgs } from '../../src/limiter/stores/lua/upstream-schedule';
-import type { UpstreamPolicy } from '../../src/limiter/upstream/upstream-policy';
-import { scheduleUpstream, upstreamStateExpiresAtMs } from '../../src/limiter/upstream/upstream-schedule';
-import { formatUpstreamState, parseUpstreamState, type UpstreamState } from '../../src/limiter/upstream/upstream-state';
+import { DEFAULT_UPSTREAM_TTL_MARGIN_MS, scheduledFromReply, UPSTREAM_SCHEDULE_SCRIPT, UPSTREAM_SCHEDULE_SHA1, upstreamScheduleArgs } from '../../src/library/backends/redis/lua/upstream-schedule';
+import type { UpstreamPolicy } from '../../src/library/schedule/upstream-policy';
+import { scheduleUpstream, upstreamStateExpiresAtMs } from '../../src/library/schedule/upstream-schedule';
+import { formatUpstreamState, parseUpstreamState, type UpstreamState } from '../../src/library/schedule/upstream-state';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 import { UPSTREAM_VECTORS } from '../unit/upstream-vectors';
 

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { CachedUpstreamQuota } from '../../src/limiter/upstream/upstream-cursor-cache';
-import { holderIdOf, type UpstreamCaller } from '../../src/limiter/upstream/upstream-holder';
-import type { UpstreamPolicy } from '../../src/limiter/upstream/upstream-policy';
-import { scheduleUpstream, type UpstreamOutcome } from '../../src/limiter/upstream/upstream-schedule';
-import type { UpstreamState } from '../../src/limiter/upstream/upstream-state';
+import { CachedUpstreamQuota } from '../../src/library/quota/upstream-cursor-cache';
+import { holderIdOf, type UpstreamCaller } from '../../src/library/schedule/upstream-holder';
+import type { UpstreamPolicy } from '../../src/library/schedule/upstream-policy';
+import { scheduleUpstream, type UpstreamOutcome } from '../../src/library/schedule/upstream-schedule';
+import type { UpstreamState } from '../../src/library/schedule/upstream-state';
 import { startUpstreamBackends, type UpstreamBackend, type UpstreamBackends } from '../support/upstream-backends';
 
 // The upstream quota's store contract: every UpstreamQuotaStore (memory, RTDB,

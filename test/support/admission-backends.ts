@@ -1,9 +1,9 @@
 import type { App } from 'firebase-admin/app';
-import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
-import { RtdbWindowStore } from '../../src/limiter/stores/rtdb-store';
+import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
+import { RtdbWindowStore } from '../../src/library/backends/rtdb/rtdb-store';
 import { getDatabase } from 'firebase-admin/database';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { RateLimiter } from '../../src/limiter/rate-limiter';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
+import type { RateLimiter } from '../../src/library/limiter/rate-limiter';
 import { ADMISSION_DEADLINE_MS, ADMISSION_POLICY, ADMISSION_PROBE_INTERVAL_MS, type AdmissionBackend } from './outage-admission';
 import { startRedisServer } from './redis-server';
 import { startRtdbTestServer } from './rtdb-server';

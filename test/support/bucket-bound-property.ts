@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { Algorithm, LimitParams } from '../../src/limiter/algorithms';
+import type { Algorithm, LimitParams } from '../../src/library/window/algorithms';
 
 const paramsArb: fc.Arbitrary<LimitParams> = fc.record({
   limit: fc.integer({ min: 1, max: 10 }),

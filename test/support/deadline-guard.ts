@@ -1,5 +1,5 @@
-import { withDeadline, type BackendGuard, type GuardedResult } from '../../src/limiter/backend-guard';
-import type { BackendName } from '../../src/limiter/limit-store';
+import { withDeadline, type BackendGuard, type GuardedResult } from '../../src/library/limiter/backend-guard';
+import type { BackendName } from '../../src/library/limiter/limit-store';
 import { describeError } from '../../src/shared/describe-error';
 import type { Logger } from '../../src/shared/logger';
 

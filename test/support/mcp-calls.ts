@@ -24,7 +24,7 @@ export interface StatusContent {
   readonly policies: readonly StatusPolicy[];
 }
 
-/** A rate-limit refusal's JSON-RPC `error.data` (src/http/refusal-body.ts). */
+/** A rate-limit refusal's JSON-RPC `error.data` (src/library/express/refusal-body.ts). */
 export interface RefusalData {
   readonly error: string;
   readonly reason: string;

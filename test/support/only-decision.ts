@@ -1,5 +1,5 @@
-import type { WindowDecision } from '../../src/limiter/decision';
-import type { StoreDecision } from '../../src/limiter/limit-store';
+import type { WindowDecision } from '../../src/library/window/decision';
+import type { StoreDecision } from '../../src/library/limiter/limit-store';
 
 /** The one decision of a one-policy set's StoreDecision, checked to agree with the set's verdict. */
 export function only(result: StoreDecision): WindowDecision {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
-import type { RateLimiter } from '../../src/limiter/rate-limiter';
+import type { RateLimitPolicy } from '../../src/library/window/policy';
+import type { RateLimiter } from '../../src/library/limiter/rate-limiter';
 
 /**
  * How many calls a window admits when the shared store fails inside it,

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AlgorithmName } from '../../src/limiter/algorithms';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
-import type { RateLimiter } from '../../src/limiter/rate-limiter';
-import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
+import type { AlgorithmName } from '../../src/library/window/algorithms';
+import type { RateLimitPolicy } from '../../src/library/window/policy';
+import type { RateLimiter } from '../../src/library/limiter/rate-limiter';
+import { WindowRateLimiter } from '../../src/library/limiter/rate-limiter';
 
 /**
  * Issue 19 item 4, written once for every real backend: one token, one

@@ -2,9 +2,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import request from 'supertest';
-import { createRateLimitMiddleware } from '../../src/http/rate-limit-middleware';
+import { createRateLimitMiddleware } from '../../src/library/express/rate-limit-middleware';
 import { decisionOf } from '../../src/http/request-locals';
-import type { FailurePolicy, RateLimiter } from '../../src/limiter/rate-limiter';
+import type { FailurePolicy, RateLimiter } from '../../src/library/limiter/rate-limiter';
 import { createCapturingLogger, type CapturedEntry } from './capturing-logger';
 import { LimiterMetrics } from '../../src/metrics/limiter-metrics';
 

@@ -1,12 +1,12 @@
 import type { App } from 'firebase-admin/app';
 import { getDatabase } from 'firebase-admin/database';
 import { createClient, createCluster } from 'redis';
-import type { BackendName } from '../../src/limiter/limit-store';
-import { RedisWindowStore } from '../../src/limiter/stores/redis-store';
-import { MemoryUpstreamQuotaStore } from '../../src/limiter/stores/upstream-memory-store';
-import { RedisUpstreamQuotaStore } from '../../src/limiter/stores/upstream-redis-store';
-import { RtdbUpstreamQuotaStore } from '../../src/limiter/stores/upstream-rtdb-store';
-import type { UpstreamQuotaStore } from '../../src/limiter/upstream/upstream-quota-store';
+import type { BackendName } from '../../src/library/limiter/limit-store';
+import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
+import { MemoryUpstreamQuotaStore } from '../../src/library/memory/upstream-memory-store';
+import { RedisUpstreamQuotaStore } from '../../src/library/backends/redis/upstream-redis-store';
+import { RtdbUpstreamQuotaStore } from '../../src/library/backends/rtdb/upstream-rtdb-store';
+import type { UpstreamQuotaStore } from '../../src/library/schedule/upstream-quota-store';
 import { startRedisCluster, type RedisCluster } from './redis-cluster';
 import { startRedisServer, type RedisServer } from './redis-server';
 import { rtdbForTests, type RtdbTestServer } from './rtdb-server';

@@ -1,9 +1,9 @@
-import type { Adjustment, AlgorithmName, AlgorithmStates, LimitParams } from '../../src/limiter/algorithms';
-import type { WindowDecision } from '../../src/limiter/decision';
+import type { Adjustment, AlgorithmName, AlgorithmStates, LimitParams } from '../../src/library/window/algorithms';
+import type { WindowDecision } from '../../src/library/window/decision';
 
 /**
- * The table that holds every algorithm (src/limiter/algorithms/) and its Lua
- * twin (src/limiter/stores/lua/) together: test/unit/algorithms/*.test.ts run
+ * The table that holds every algorithm (src/library/window/) and its Lua
+ * twin (src/library/backends/redis/lua/) together: test/unit/algorithms/*.test.ts run
  * each row through the TypeScript value, test/integration/algorithm-lua-twins.test.ts
  * through both it and the script on a real redis-server.
  * Data only. Expected values are worked out by hand (the arithmetic is in the

@@ -1,6 +1,6 @@
 import { DeadlineGuard } from '../support/deadline-guard';
 import { describeError } from '../../src/shared/describe-error';
-import { withDeadline } from '../../src/limiter/backend-guard';
+import { withDeadline } from '../../src/library/limiter/backend-guard';
 import { createCapturingLogger } from '../support/capturing-logger';
 
 afterEach(() => {

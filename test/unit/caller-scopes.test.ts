@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
 import type { CallTarget } from '../../src/policies/call-target';
 import { callerScopes } from '../../src/policies/caller-scopes';
 import { overrideIdOf, NO_OVERRIDES, type LimitOverride, type OverrideIndex, type OverrideTarget } from '../../src/policies/limit-override';

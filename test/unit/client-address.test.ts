@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import fc from 'fast-check';
 import { addressLimitKeyPart, canonicalAddress, clientAddress, UNKNOWN_ADDRESS } from '../../src/http/client-address';
-import { assertValidKey } from '../../src/limiter/key';
+import { assertValidKey } from '../../src/library/window/key';
 import { authFailureKey } from '../../src/http/auth-middleware';
 
 describe('clientAddress', () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { decideFixedWindow, windowNumberAt, type FixedWindowState } from '../../src/limiter/algorithms/fixed-window';
+import { decideFixedWindow, windowNumberAt, type FixedWindowState } from '../../src/library/window/fixed-window';
 
 /**
  * Instances never compare clocks directly, only window numbers through the

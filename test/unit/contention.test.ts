@@ -7,12 +7,12 @@ import {
   isContention,
   isRtdbMaxRetry,
   retryOnContention,
-} from '../../src/limiter/contention';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { LimitStore, StoreDecision } from '../../src/limiter/limit-store';
-import { OutageGuard } from '../../src/limiter/outage-guard';
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
-import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
+} from '../../src/library/limiter/contention';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
+import type { LimitStore, StoreDecision } from '../../src/library/limiter/limit-store';
+import { OutageGuard } from '../../src/library/limiter/outage-guard';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
+import { MemoryWindowStore } from '../../src/library/memory/memory-store';
 import { createCapturingLogger } from '../support/capturing-logger';
 
 const maxretry = (): Error => new Error('maxretry');

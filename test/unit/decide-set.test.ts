@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { ALGORITHMS, type FixedWindowState, type TokenBucketState } from '../../src/limiter/algorithms';
-import { adjustSet, algorithmFor, assertValidAdjustments, decideSet, mostRestrictive, policyDecisions, setExpiresAtMs } from '../../src/limiter/decide-set';
-import type { PolicyDecision } from '../../src/limiter/decision';
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
+import { ALGORITHMS, type FixedWindowState, type TokenBucketState } from '../../src/library/window/algorithms';
+import { adjustSet, algorithmFor, assertValidAdjustments, decideSet, mostRestrictive, policyDecisions, setExpiresAtMs } from '../../src/library/window/decide-set';
+import type { PolicyDecision } from '../../src/library/window/decision';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
 
 // Time is injected as nowMs. A tier of a burst (3 a second, fixed window) and a minute (5, token bucket).
 const second: RateLimitPolicy = { name: 'second', limit: 3, windowMs: 1000 };

@@ -1,5 +1,5 @@
-import { describePolicy } from '../../src/limiter/describe-policy';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
+import { describePolicy } from '../../src/library/window/describe-policy';
+import type { RateLimitPolicy } from '../../src/library/window/policy';
 
 describe('describePolicy', () => {
   test.each<[string, RateLimitPolicy, ReturnType<typeof describePolicy>]>([

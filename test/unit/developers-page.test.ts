@@ -3,8 +3,8 @@ import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config/config';
 import { createDevelopersHandler, renderDevelopersPage } from '../../src/developers/developers-page';
 import { AI_SDK_OBSERVED, INSPECTOR_OBSERVED, LANGCHAIN_OBSERVED, MCP_REMOTE_OBSERVED } from '../../src/developers/developers-clients';
-import { describePolicy } from '../../src/limiter/describe-policy';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
+import { describePolicy } from '../../src/library/window/describe-policy';
+import type { RateLimitPolicy } from '../../src/library/window/policy';
 
 const BASE_URL = 'https://firelimit-abc123-ew.a.run.app';
 

@@ -5,7 +5,7 @@ import {
   windowNumberAt,
   type FixedWindowState,
   type WindowAdjustment,
-} from '../../src/limiter/algorithms/fixed-window';
+} from '../../src/library/window/fixed-window';
 
 const W = 60_000;
 const policy = { windowMs: W };

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { decideFixedWindow, windowNumberAt, type FixedWindowState } from '../../src/limiter/algorithms/fixed-window';
+import { decideFixedWindow, windowNumberAt, type FixedWindowState } from '../../src/library/window/fixed-window';
 
 const W = 60_000;
 const policy = { limit: 5, windowMs: W };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { Response } from 'express';
-import { JsonRpcCode, jsonRpcError, requestIdOf, sendJsonRpcError, type JsonRpcId } from '../../src/http/json-rpc-error';
+import { JsonRpcCode, jsonRpcError, requestIdOf, sendJsonRpcError, type JsonRpcId } from '../../src/library/express/json-rpc-error';
 
 /** JSON-RPC 2.0 §5.1: the errors the spec itself defines, each with its fixed code. */
 const SPEC_CODES: Readonly<Record<string, number>> = {

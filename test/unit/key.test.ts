@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { assertValidKey, encodeKeyPart, INVALID_KEY, InvalidKeyError, MAX_KEY_BYTES } from '../../src/limiter/key';
+import { assertValidKey, encodeKeyPart, INVALID_KEY, InvalidKeyError, MAX_KEY_BYTES } from '../../src/library/window/key';
 
 /** The inverse of encodeKeyPart, written here so the test does not trust the code under test. */
 function decodeKeyPart(encoded: string): string {

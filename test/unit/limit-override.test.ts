@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { PolicySet } from '../../src/limiter/policy';
+import type { PolicySet } from '../../src/library/window/policy';
 import { isLive, NO_OVERRIDES, overrideFor, overrideIdOf, type LimitOverride, type OverrideIndex, type OverrideTarget } from '../../src/policies/limit-override';
 
 const NOW = 1_700_000_000_000;

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
-import type { Adjustment } from '../../src/limiter/algorithms';
-import { windowNumberAt } from '../../src/limiter/algorithms/fixed-window';
-import { adjustSet, algorithmFor, decideSet } from '../../src/limiter/decide-set';
-import type { WindowDecision } from '../../src/limiter/decision';
-import type { StoreDecision } from '../../src/limiter/limit-store';
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
-import { DEFAULT_MEMORY_LAG_MARGIN_MS, MemoryWindowStore } from '../../src/limiter/stores/memory-store';
+import type { Adjustment } from '../../src/library/window/algorithms';
+import { windowNumberAt } from '../../src/library/window/fixed-window';
+import { adjustSet, algorithmFor, decideSet } from '../../src/library/window/decide-set';
+import type { WindowDecision } from '../../src/library/window/decision';
+import type { StoreDecision } from '../../src/library/limiter/limit-store';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
+import { DEFAULT_MEMORY_LAG_MARGIN_MS, MemoryWindowStore } from '../../src/library/memory/memory-store';
 
 const W = 60_000;
 const policy: RateLimitPolicy = { name: 'default', limit: 3, windowMs: W };

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
-import type { Adjustment, FixedWindowState, TokenBucketState } from '../../src/limiter/algorithms';
-import { burstOf } from '../../src/limiter/algorithms';
-import { windowNumberAt } from '../../src/limiter/algorithms/fixed-window';
-import type { BackendGuard, GuardedResult } from '../../src/limiter/backend-guard';
-import { algorithmOf, type PolicySet, type RateLimitPolicy } from '../../src/limiter/policy';
-import { WindowRateLimiter } from '../../src/limiter/rate-limiter';
-import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
-import type { LimitStore, StoreDecision } from '../../src/limiter/limit-store';
+import type { Adjustment, FixedWindowState, TokenBucketState } from '../../src/library/window/algorithms';
+import { burstOf } from '../../src/library/window/algorithms';
+import { windowNumberAt } from '../../src/library/window/fixed-window';
+import type { BackendGuard, GuardedResult } from '../../src/library/limiter/backend-guard';
+import { algorithmOf, type PolicySet, type RateLimitPolicy } from '../../src/library/window/policy';
+import { WindowRateLimiter } from '../../src/library/limiter/rate-limiter';
+import { MemoryWindowStore } from '../../src/library/memory/memory-store';
+import type { LimitStore, StoreDecision } from '../../src/library/limiter/limit-store';
 import { createCapturingLogger } from '../support/capturing-logger';
 import { silentLogger } from '../../src/shared/logger';
 

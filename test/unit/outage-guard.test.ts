@@ -1,4 +1,4 @@
-import { MIN_OUTAGE_RETRY_AFTER_MS, OutageGuard } from '../../src/limiter/outage-guard';
+import { MIN_OUTAGE_RETRY_AFTER_MS, OutageGuard } from '../../src/library/limiter/outage-guard';
 import { createCapturingLogger, type CapturedEntry } from '../support/capturing-logger';
 import { LimiterMetrics } from '../../src/metrics/limiter-metrics';
 

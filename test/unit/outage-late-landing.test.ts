@@ -1,11 +1,11 @@
 import fc from 'fast-check';
-import type { Adjustment, FixedWindowState } from '../../src/limiter/algorithms';
-import { windowNumberAt } from '../../src/limiter/algorithms/fixed-window';
-import { withDeadline, withLateOutcome, type BackendGuard, type GuardedResult } from '../../src/limiter/backend-guard';
-import type { LimitStore, StoreDecision } from '../../src/limiter/limit-store';
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
-import { WindowRateLimiter, type FailurePolicy } from '../../src/limiter/rate-limiter';
-import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
+import type { Adjustment, FixedWindowState } from '../../src/library/window/algorithms';
+import { windowNumberAt } from '../../src/library/window/fixed-window';
+import { withDeadline, withLateOutcome, type BackendGuard, type GuardedResult } from '../../src/library/limiter/backend-guard';
+import type { LimitStore, StoreDecision } from '../../src/library/limiter/limit-store';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
+import { WindowRateLimiter, type FailurePolicy } from '../../src/library/limiter/rate-limiter';
+import { MemoryWindowStore } from '../../src/library/memory/memory-store';
 import { silentLogger } from '../../src/shared/logger';
 
 /**

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import type { FixedWindowState, TokenBucketState } from '../../src/limiter/algorithms';
-import { adjustSet, decideSet } from '../../src/limiter/decide-set';
-import { OutageLedger } from '../../src/limiter/outage-ledger';
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
+import type { FixedWindowState, TokenBucketState } from '../../src/library/window/algorithms';
+import { adjustSet, decideSet } from '../../src/library/window/decide-set';
+import { OutageLedger } from '../../src/library/limiter/outage-ledger';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
 
 const W = 60_000;
 const fixed: RateLimitPolicy = { name: 'default', limit: 10, windowMs: W };

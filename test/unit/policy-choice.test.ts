@@ -1,5 +1,5 @@
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
-import { policySetOf, requiredPolicySet, setIdOf } from '../../src/limiter/policy-choice';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
+import { policySetOf, requiredPolicySet, setIdOf } from '../../src/library/window/policy-choice';
 
 /** A policy whose fields count how often they are read: validation and slot ids read them, a cache hit does not. */
 function countingPolicy(fields: RateLimitPolicy): { policy: RateLimitPolicy; reads: () => number } {

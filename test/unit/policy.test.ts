@@ -1,4 +1,4 @@
-import { assertValidCost, assertValidPolicy } from '../../src/limiter/policy';
+import { assertValidCost, assertValidPolicy } from '../../src/library/window/policy';
 
 describe('assertValidPolicy', () => {
   test.each([

@@ -1,8 +1,8 @@
-import { setRateLimitHeaders } from '../../src/http/rate-limit-headers';
-import { refusalBody } from '../../src/http/refusal-body';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { Decision } from '../../src/limiter/decision';
-import type { RateLimitPolicy } from '../../src/limiter/policy';
+import { setRateLimitHeaders } from '../../src/library/express/rate-limit-headers';
+import { refusalBody } from '../../src/library/express/refusal-body';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
+import type { Decision } from '../../src/library/window/decision';
+import type { RateLimitPolicy } from '../../src/library/window/policy';
 
 const NOW = 1_700_000_000_000;
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import type { Decision } from '../../src/limiter/decision';
-import { secondsUntil, setRateLimitHeaders } from '../../src/http/rate-limit-headers';
-import { toDecision } from '../../src/limiter/rate-limiter';
+import type { Decision } from '../../src/library/window/decision';
+import { secondsUntil, setRateLimitHeaders } from '../../src/library/express/rate-limit-headers';
+import { toDecision } from '../../src/library/limiter/rate-limiter';
 
 const W = 60_000;
 /** A moment 12.5 s into a window that ends at END. */

@@ -1,11 +1,11 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import request from 'supertest';
-import type { Decision } from '../../src/limiter/decision';
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
-import type { ConsumeOptions, RateLimiter } from '../../src/limiter/rate-limiter';
-import { createRateLimitMiddleware, type RateLimitMiddlewareOptions } from '../../src/http/rate-limit-middleware';
+import type { Decision } from '../../src/library/window/decision';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
+import type { ConsumeOptions, RateLimiter } from '../../src/library/limiter/rate-limiter';
+import { createRateLimitMiddleware, type RateLimitMiddlewareOptions } from '../../src/library/express/rate-limit-middleware';
 import { decisionOf } from '../../src/http/request-locals';
-import { refusalBody, refusalStatus, writeJsonRefusal } from '../../src/http/refusal-body';
+import { refusalBody, refusalStatus, writeJsonRefusal } from '../../src/library/express/refusal-body';
 
 const W = 60_000;
 const END = 1_700_000_040_000;

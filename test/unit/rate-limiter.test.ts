@@ -1,11 +1,11 @@
-import type { Adjustment } from '../../src/limiter/algorithms/algorithm';
+import type { Adjustment } from '../../src/library/window/algorithm';
 import { DeadlineGuard } from '../support/deadline-guard';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import { InvalidKeyError } from '../../src/limiter/key';
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
-import { WindowRateLimiter, type FailurePolicy } from '../../src/limiter/rate-limiter';
-import { MemoryWindowStore } from '../../src/limiter/stores/memory-store';
-import type { LimitStore, StoreDecision } from '../../src/limiter/limit-store';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
+import { InvalidKeyError } from '../../src/library/window/key';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
+import { WindowRateLimiter, type FailurePolicy } from '../../src/library/limiter/rate-limiter';
+import { MemoryWindowStore } from '../../src/library/memory/memory-store';
+import type { LimitStore, StoreDecision } from '../../src/library/limiter/limit-store';
 import { silentLogger } from '../../src/shared/logger';
 
 const W = 60_000;

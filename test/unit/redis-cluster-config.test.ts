@@ -1,5 +1,5 @@
 import { loadConfig } from '../../src/config/config';
-import { parseRedisSeeds, scrubRedisSecrets } from '../../src/limiter/stores/redis-url';
+import { parseRedisSeeds, scrubRedisSecrets } from '../../src/library/backends/redis/redis-url';
 
 const SEEDS = 'redis://:s3cret@10.0.0.1:6379,redis://:s3cret@10.0.0.2:6379';
 const redis = (env: Record<string, string>) => loadConfig({ RATE_LIMIT_BACKEND: 'redis', ...env }, { readFile: () => 'PEM' });

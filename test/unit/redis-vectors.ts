@@ -1,5 +1,5 @@
-import type { FixedWindowState, WindowAdjustment } from '../../src/limiter/algorithms/fixed-window';
-import type { WindowDecision } from '../../src/limiter/decision';
+import type { FixedWindowState, WindowAdjustment } from '../../src/library/window/fixed-window';
+import type { WindowDecision } from '../../src/library/window/decision';
 
 /**
  * The table that holds the fixed-window decision and its Lua twin together:

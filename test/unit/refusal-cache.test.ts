@@ -1,6 +1,6 @@
-import type { FixedWindowState } from '../../src/limiter/algorithms';
-import type { PolicySet } from '../../src/limiter/policy';
-import { MAX_REFUSED_KEYS, RefusalCache } from '../../src/limiter/refusal-cache';
+import type { FixedWindowState } from '../../src/library/window/algorithms';
+import type { PolicySet } from '../../src/library/window/policy';
+import { MAX_REFUSED_KEYS, RefusalCache } from '../../src/library/limiter/refusal-cache';
 
 // Time is injected: every call says what "now" is. A fixed window of 3 a second;
 // window 5 is [5000, 6000), so a full state there expires at 6000.

@@ -1,5 +1,5 @@
-import { eraOfHeaders, ModernRefusalCode, refusalCode } from '../../src/http/refusal-code';
-import { JsonRpcCode } from '../../src/http/json-rpc-error';
+import { eraOfHeaders, ModernRefusalCode, refusalCode } from '../../src/library/express/refusal-code';
+import { JsonRpcCode } from '../../src/library/express/json-rpc-error';
 
 describe('refusalCode', () => {
   test.each([

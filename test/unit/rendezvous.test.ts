@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { rendezvousIndex } from '../../src/limiter/stores/rendezvous';
+import { rendezvousIndex } from '../../src/library/support/rendezvous';
 
 const DBS = ['https://a-rtdb.firebaseio.com', 'https://b-rtdb.firebaseio.com', 'https://c-rtdb.firebaseio.com'];
 

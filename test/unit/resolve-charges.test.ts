@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { PolicySet, RateLimitPolicy } from '../../src/limiter/policy';
+import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
 import { callTargetsOf, type CallTarget } from '../../src/policies/call-target';
 import { FREE_PER_MINUTE_DEFAULT } from '../../src/policies/free-calls';
 import { NO_OVERRIDES, overrideIdOf, type LimitOverride, type OverrideIndex, type OverrideTarget } from '../../src/policies/limit-override';

@@ -1,5 +1,5 @@
-import { expiryOf, newestWindow, windowNode } from '../../src/limiter/stores/rtdb-node';
-import { sweepVerdict } from '../../src/limiter/stores/rtdb-sweeper';
+import { expiryOf, newestWindow, windowNode } from '../../src/library/backends/rtdb/rtdb-node';
+import { sweepVerdict } from '../../src/library/backends/rtdb/rtdb-sweeper';
 
 const WINDOW_MS = 60_000;
 const W = 29_600_000;

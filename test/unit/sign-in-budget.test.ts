@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { createRateLimiter } from '../../src/limiter/create-rate-limiter';
-import type { RateLimiter } from '../../src/limiter/rate-limiter';
+import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
+import type { RateLimiter } from '../../src/library/limiter/rate-limiter';
 import { SignInBudget, type SignInAttempt, type SignInVerdict } from '../../src/http/sign-in-budget';
 
 const BUDGET = 3;

@@ -9,7 +9,7 @@ import {
   isWellFormedSecret,
   isWellFormedTokenId,
 } from '../../src/tokens/token-secret';
-import { assertValidKey } from '../../src/limiter/key';
+import { assertValidKey } from '../../src/library/window/key';
 
 describe('generateToken', () => {
   it('makes a flk_ secret of 32 random bytes in base64url and a tok_ id', () => {

@@ -1,10 +1,10 @@
-import type { UpstreamPolicy } from '../../src/limiter/upstream/upstream-policy';
-import type { UpstreamOutcome } from '../../src/limiter/upstream/upstream-schedule';
-import type { UpstreamState } from '../../src/limiter/upstream/upstream-state';
+import type { UpstreamPolicy } from '../../src/library/schedule/upstream-policy';
+import type { UpstreamOutcome } from '../../src/library/schedule/upstream-schedule';
+import type { UpstreamState } from '../../src/library/schedule/upstream-state';
 
 /**
- * The table that holds scheduleUpstream (src/limiter/upstream/) and its Lua
- * twin (src/limiter/stores/lua/upstream-schedule.ts) together:
+ * The table that holds scheduleUpstream (src/library/schedule/) and its Lua
+ * twin (src/library/backends/redis/lua/upstream-schedule.ts) together:
  * test/unit/upstream/upstream-schedule.test.ts runs every row through the
  * TypeScript function, test/integration/upstream-lua-twin.test.ts through both
  * it and the script on a real redis-server. Data only; the arithmetic is in

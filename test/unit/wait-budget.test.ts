@@ -1,5 +1,5 @@
-import { OutageGuard } from '../../src/limiter/outage-guard';
-import { WaitBudget } from '../../src/limiter/wait-budget';
+import { OutageGuard } from '../../src/library/limiter/outage-guard';
+import { WaitBudget } from '../../src/library/limiter/wait-budget';
 import { silentLogger } from '../../src/shared/logger';
 
 /** A call that ends when the test says so, on a clock the test moves. */

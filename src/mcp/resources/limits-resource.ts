@@ -3,7 +3,7 @@ import { callFacts } from '../../config/call-facts';
 import { upstreamIntervalMs, type Config, type UpstreamQuotaConfig } from '../../config/config';
 import { FORWARDED_METHODS, NO_UPSTREAM_COSTS, sharedUpstreamCostOf } from '../../config/upstream-costs';
 import { reservationsPerTokenOf } from '../../config/upstream-config';
-import { describePolicy } from '../../limiter/describe-policy';
+import { describePolicy } from '../../library';
 
 export const LIMITS_RESOURCE_URI = 'firelimit://limits';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describePolicy } from '../../limiter/describe-policy';
+import { describePolicy } from '../../library';
 import { defineTool } from '../tool-registry';
 
 const policySchema = z.object({

@@ -1,5 +1,5 @@
-import type { DecisionReason } from '../../../src/limiter/decision';
-import type { RateLimitPolicy } from '../../../src/limiter/policy';
+import type { DecisionReason } from '../../../src/library/window/decision';
+import type { RateLimitPolicy } from '../../../src/library/window/policy';
 
 /** What the test sends a limiter worker over IPC. */
 export type WorkerRequest =

@@ -6,11 +6,11 @@
  * The parent sets FIREBASE_DATABASE_EMULATOR_HOST in this process's
  * environment, which is how firebase-admin finds the test server.
  */
-import { RtdbWindowStore } from '../../../src/limiter/stores/rtdb-store';
+import { RtdbWindowStore } from '../../../src/library/backends/rtdb/rtdb-store';
 import { deleteApp, initializeApp, type App } from 'firebase-admin/app';
 import { getDatabase } from 'firebase-admin/database';
-import { createRateLimiter } from '../../../src/limiter/create-rate-limiter';
-import type { RateLimiter } from '../../../src/limiter/rate-limiter';
+import { createRateLimiter } from '../../../src/library/limiter/create-rate-limiter';
+import type { RateLimiter } from '../../../src/library/limiter/rate-limiter';
 import type { WorkerDecision, WorkerReply, WorkerRequest } from './protocol';
 
 let app: App | undefined;

@@ -7,7 +7,7 @@ import {
   spanWords,
   unfitRetryAfterMs,
   type LimitParams,
-} from '../../../src/limiter/algorithms/algorithm';
+} from '../../../src/library/window/algorithm';
 
 // The helpers every algorithm shares. The algorithms' own promises are in contract.test.ts and their files.
 

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ALGORITHMS, ALGORITHM_NAMES, algorithmNamed, assertValidLimitParams, isAlgorithmName, type Algorithm, type LimitParams } from '../../../src/limiter/algorithms';
+import { ALGORITHMS, ALGORITHM_NAMES, algorithmNamed, assertValidLimitParams, isAlgorithmName, type Algorithm, type LimitParams } from '../../../src/library/window/algorithms';
 
 // The promises every algorithm in the registry makes (algorithm.ts), checked
 // over states reached by random histories of decisions and adjustments, with

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { fixedWindow, type FixedWindowState, type LimitParams } from '../../../src/limiter/algorithms';
-import { decideFixedWindow } from '../../../src/limiter/algorithms/fixed-window';
+import { fixedWindow, type FixedWindowState, type LimitParams } from '../../../src/library/window/algorithms';
+import { decideFixedWindow } from '../../../src/library/window/fixed-window';
 import { ALGORITHM_VECTORS } from '../algorithm-vectors';
 
 // decideFixedWindow and adjustFixedWindow have their own suite (test/unit/fixed-window.test.ts);

@@ -1,4 +1,4 @@
-import { leakyBucket, type LimitParams, type LeakyBucketState } from '../../../src/limiter/algorithms';
+import { leakyBucket, type LimitParams, type LeakyBucketState } from '../../../src/library/window/algorithms';
 import { assertBucketBound } from '../../support/bucket-bound-property';
 import { ALGORITHM_VECTORS } from '../algorithm-vectors';
 

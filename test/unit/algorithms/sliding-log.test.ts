@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { slidingLog, type LimitParams, type SlidingLogState } from '../../../src/limiter/algorithms';
+import { slidingLog, type LimitParams, type SlidingLogState } from '../../../src/library/window/algorithms';
 import { ALGORITHM_VECTORS } from '../algorithm-vectors';
 
 const vectors = ALGORITHM_VECTORS['sliding-log'];

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { slidingWindow, type LimitParams, type SlidingWindowState } from '../../../src/limiter/algorithms';
+import { slidingWindow, type LimitParams, type SlidingWindowState } from '../../../src/library/window/algorithms';
 import { ALGORITHM_VECTORS } from '../algorithm-vectors';
 
 const vectors = ALGORITHM_VECTORS['sliding-window'];

@@ -1,4 +1,4 @@
-import { tokenBucket, type TokenBucketState } from '../../../src/limiter/algorithms';
+import { tokenBucket, type TokenBucketState } from '../../../src/library/window/algorithms';
 import { assertBucketBound } from '../../support/bucket-bound-property';
 import { ALGORITHM_VECTORS } from '../algorithm-vectors';
 

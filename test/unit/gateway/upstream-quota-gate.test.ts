@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { abortableSleep, SHARED_QUOTA_NAME, toolQuotaKey, UpstreamQuotaGate, UPSTREAM_QUOTA_KEY, type GateAnswer, type UpstreamQuota } from '../../../src/gateway/upstream-quota-gate';
-import { MemoryUpstreamQuotaStore } from '../../../src/limiter/stores/upstream-memory-store';
-import { resolveUpstreamPolicy, type UpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
-import type { UpstreamCaller } from '../../../src/limiter/upstream/upstream-holder';
+import { MemoryUpstreamQuotaStore } from '../../../src/library/memory/upstream-memory-store';
+import { resolveUpstreamPolicy, type UpstreamPolicy } from '../../../src/library/schedule/upstream-policy';
+import type { UpstreamCaller } from '../../../src/library/schedule/upstream-holder';
 import { formatReservationId } from '../../../src/gateway/reservation-id';
 
 /** A reserved answer as the gate gives it: with the id of its key and slot to echo. */

@@ -1,8 +1,8 @@
-import type { BackendName } from '../../../src/limiter/limit-store';
-import { MemoryUpstreamQuotaStore } from '../../../src/limiter/stores/upstream-memory-store';
-import type { UpstreamCaller } from '../../../src/limiter/upstream/upstream-holder';
-import type { UpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
-import type { UpstreamQuotaStore, UpstreamScheduled } from '../../../src/limiter/upstream/upstream-quota-store';
+import type { BackendName } from '../../../src/library/limiter/limit-store';
+import { MemoryUpstreamQuotaStore } from '../../../src/library/memory/upstream-memory-store';
+import type { UpstreamCaller } from '../../../src/library/schedule/upstream-holder';
+import type { UpstreamPolicy } from '../../../src/library/schedule/upstream-policy';
+import type { UpstreamQuotaStore, UpstreamScheduled } from '../../../src/library/schedule/upstream-quota-store';
 
 interface Held {
   readonly key: string;

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { MemoryUpstreamQuotaStore } from '../../../src/limiter/stores/upstream-memory-store';
-import { CachedUpstreamQuota, type CachedUpstreamQuotaOptions } from '../../../src/limiter/upstream/upstream-cursor-cache';
-import { holderIdOf, type UpstreamCaller } from '../../../src/limiter/upstream/upstream-holder';
-import type { UpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
-import { scheduleUpstream } from '../../../src/limiter/upstream/upstream-schedule';
+import { MemoryUpstreamQuotaStore } from '../../../src/library/memory/upstream-memory-store';
+import { CachedUpstreamQuota, type CachedUpstreamQuotaOptions } from '../../../src/library/quota/upstream-cursor-cache';
+import { holderIdOf, type UpstreamCaller } from '../../../src/library/schedule/upstream-holder';
+import type { UpstreamPolicy } from '../../../src/library/schedule/upstream-policy';
+import { scheduleUpstream } from '../../../src/library/schedule/upstream-schedule';
 import { fcNumRuns } from '../../support/fc-num-runs';
 import { HeldReplyStore, settled } from './held-reply-store';
 

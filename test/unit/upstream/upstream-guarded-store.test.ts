@@ -1,9 +1,9 @@
-import type { BackendGuard, GuardedResult } from '../../../src/limiter/backend-guard';
-import { GuardedUpstreamQuota } from '../../../src/limiter/stores/upstream-guarded-store';
-import { MemoryUpstreamQuotaStore } from '../../../src/limiter/stores/upstream-memory-store';
-import { resolveUpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
-import type { UpstreamQuotaStore } from '../../../src/limiter/upstream/upstream-quota-store';
-import { WaitBudget } from '../../../src/limiter/wait-budget';
+import type { BackendGuard, GuardedResult } from '../../../src/library/limiter/backend-guard';
+import { GuardedUpstreamQuota } from '../../../src/library/quota/upstream-guarded-store';
+import { MemoryUpstreamQuotaStore } from '../../../src/library/memory/upstream-memory-store';
+import { resolveUpstreamPolicy } from '../../../src/library/schedule/upstream-policy';
+import type { UpstreamQuotaStore } from '../../../src/library/schedule/upstream-quota-store';
+import { WaitBudget } from '../../../src/library/limiter/wait-budget';
 
 const T0 = Date.UTC(2026, 11, 1, 12);
 const policy = resolveUpstreamPolicy({ limit: 1, windowMs: 60_000, headroom: 1, maxWaitMs: 120_000, graceMs: 0 });

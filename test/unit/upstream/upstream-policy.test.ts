@@ -4,9 +4,9 @@ import {
   resolveUpstreamPolicy,
   type UpstreamPolicy,
   type UpstreamPolicyOptions,
-} from '../../../src/limiter/upstream/upstream-policy';
-import { holderIdOf } from '../../../src/limiter/upstream/upstream-holder';
-import { formatUpstreamState, parseUpstreamState } from '../../../src/limiter/upstream/upstream-state';
+} from '../../../src/library/schedule/upstream-policy';
+import { holderIdOf } from '../../../src/library/schedule/upstream-holder';
+import { formatUpstreamState, parseUpstreamState } from '../../../src/library/schedule/upstream-state';
 import fc from 'fast-check';
 
 describe('resolveUpstreamPolicy', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { DAY_MS, intervalOf, type UpstreamPolicy } from '../../../src/limiter/upstream/upstream-policy';
-import { scheduleUpstream, upstreamStateExpiresAtMs, type UpstreamOutcome } from '../../../src/limiter/upstream/upstream-schedule';
-import type { UpstreamState } from '../../../src/limiter/upstream/upstream-state';
+import { DAY_MS, intervalOf, type UpstreamPolicy } from '../../../src/library/schedule/upstream-policy';
+import { scheduleUpstream, upstreamStateExpiresAtMs, type UpstreamOutcome } from '../../../src/library/schedule/upstream-schedule';
+import type { UpstreamState } from '../../../src/library/schedule/upstream-state';
 import { fcNumRuns } from '../../support/fc-num-runs';
 import { UPSTREAM_VECTORS } from '../upstream-vectors';
 

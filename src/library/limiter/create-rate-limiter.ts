@@ -1,0 +1,70 @@
+import { silentLogger, type Logger } from '../../shared/logger';
+import type { LimiterEvents } from './limiter-events';
+import type { BackendGuard } from './backend-guard';
+import type { LimitStore } from './limit-store';
+import { OutageGuard } from './outage-guard';
+import type { PolicySet, RateLimitPolicy } from '../window/policy';
+import { requiredPolicySet } from '../window/policy-choice';
+import { WindowRateLimiter, type FailurePolicy, type RateLimiter } from './rate-limiter';
+import { MemoryWindowStore } from '../memory/memory-store';
+
+export interface RateLimiterOptions {
+  /** Where the states live; default a MemoryWindowStore (this process only). The limiter closes it. */
+  readonly store?: LimitStore;
+  /** The default policy (one), or `policies` (several, charged all or nothing). */
+  readonly policy?: RateLimitPolicy;
+  readonly policies?: PolicySet;
+  /** Deadline for one shared-store call before the local window answers. Default 1500. */
+  readonly timeoutMs?: number;
+  /** Default 'fail-open'. */
+  readonly failurePolicy?: FailurePolicy;
+  /** Injected time; default Date.now. */
+  readonly clock?: () => number;
+  /** Default: silent. */
+  readonly logger?: Logger;
+  /** During an outage, at most one call per this interval goes to the store. Default 5000. */
+  readonly probeIntervalMs?: number;
+  /** Decision, backend-latency and outage events (metrics implement them); default none. */
+  readonly events?: LimiterEvents;
+  /**
+   * The outage guard, shared by every limiter on the same backend, so one
+   * outage is one line each way and one metric, and a limiter that comes
+   * second on a request does not wait for what the first found down. Its own
+   * deadline and probe interval then apply (`timeoutMs`, `probeIntervalMs`
+   * are not used). Default: an OutageGuard of this limiter's own.
+   */
+  readonly guard?: BackendGuard;
+}
+
+export const DEFAULT_TIMEOUT_MS = 1500;
+export const DEFAULT_PROBE_INTERVAL_MS = 5000;
+
+/**
+ * A limiter over a store instance, with the outage guard every shared store
+ * gets. Which store is chosen by the composition root
+ * (src/service/create-limit-store.ts), never here.
+ */
+export async function createRateLimiter(options: RateLimiterOptions): Promise<RateLimiter> {
+  const policies = requiredPolicySet(options, 'createRateLimiter');
+  const logger = options.logger ?? silentLogger;
+  const store = options.store ?? new MemoryWindowStore();
+  const guard =
+    options.guard ??
+    new OutageGuard({
+      backend: store.backend,
+      limiter: policies[0].name,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      probeIntervalMs: options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS,
+      logger,
+      metrics: options.events,
+    });
+  return new WindowRateLimiter({
+    store,
+    guard,
+    policies,
+    failurePolicy: options.failurePolicy ?? 'fail-open',
+    clock: options.clock ?? Date.now,
+    logger,
+    events: options.events,
+  });
+}

@@ -1,0 +1,333 @@
+import type { Logger } from '../../shared/logger';
+import type { BackendGuard, GuardedResult, LateOutcome } from './backend-guard';
+import { setExpiresAtMs } from '../window/decide-set';
+import type { Decision } from '../window/decision';
+import { assertValidKey } from '../window/key';
+import type { LimiterEvents } from './limiter-events';
+import type { BackendName, LimitStore, StoreDecision } from './limit-store';
+import { LandingTracker } from './landing-tracker';
+import { toDecision, unavailable } from './limiter-decisions';
+import { MIN_OUTAGE_RETRY_AFTER_MS } from './outage-guard';
+import { OutageLedger, type PendingReconciliation } from './outage-ledger';
+import { policySetOf, requiredPolicySet, setIdOf, type PolicyChoice } from '../window/policy-choice';
+import { assertValidCost, type PolicySet, type RateLimitPolicy } from '../window/policy';
+import { RefusalCache } from './refusal-cache';
+import { MemoryWindowStore } from '../memory/memory-store';
+import type { WaitBudget } from './wait-budget';
+
+export { toDecision } from './limiter-decisions';
+
+export type FailurePolicy = 'fail-open' | 'fail-closed';
+
+export interface ConsumeOptions extends PolicyChoice {
+  /** Units this call spends. Default 1; 0 reads every policy without spending. */
+  readonly cost?: number;
+  /** The request's wait budget for its shared stores (WaitBudget); default none: each call gets the guard's deadline. */
+  readonly budget?: WaitBudget;
+}
+
+export interface RateLimiter {
+  readonly backend: BackendName;
+  /** The default policies, the ones published for the default tier. */
+  readonly policies: PolicySet;
+  readonly failurePolicy: FailurePolicy;
+  consume(key: string, options?: ConsumeOptions): Promise<Decision>;
+  /**
+   * Gives back what an allowed decision spent: a reservation that turned out
+   * not to be needed (a sign-in that was valid). Best effort: a refund the
+   * store cannot take is dropped, which errs towards the limit. Pass the same
+   * options as the consume.
+   */
+  refund(key: string, spent: Decision, options?: ConsumeOptions): Promise<void>;
+  /**
+   * Waits, at most `timeoutMs`, for the backend's connection. A service awaits
+   * it before taking traffic, so its first requests do not open an outage
+   * just because a client was still connecting. False: not ready in time
+   * (the limiter still works; calls fail over by the failure policy).
+   */
+  whenReady(timeoutMs: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface LimiterParts {
+  readonly store: LimitStore;
+  readonly guard: BackendGuard;
+  readonly policies: PolicySet;
+  readonly failurePolicy: FailurePolicy;
+  readonly clock: () => number;
+  readonly logger: Logger;
+  /** Retry-After for a fail-closed refusal when the guard gives none. Default 1000. */
+  readonly unavailableRetryAfterMs?: number;
+  /** Keys the refusal cache holds at most. Default 100000. */
+  readonly maxBlockedKeys?: number;
+  /** Told once per decision returned; default none. */
+  readonly events?: Pick<LimiterEvents, 'recordDecision'>;
+}
+
+const NO_OPTIONS: ConsumeOptions = {};
+// Read once: a wrapped or replaced consume on an instance (a spy, a subclass) is then called as it is.
+const memoryConsume = MemoryWindowStore.prototype.consume;
+
+/** Reconciliation writes in flight at once when a store comes back, so recovery is not a thundering herd. */
+const RECONCILE_CONCURRENCY = 32;
+
+/**
+ * Runs decisions against one store and answers from this instance's own
+ * states when a shared store fails (fail-open) or refuses (fail-closed).
+ *
+ * A key refused by the shared store is answered here, from the states the
+ * store reported, until they would allow the call (RefusalCache): an
+ * over-limit client costs no database write for the rest of its refusal.
+ *
+ * During an outage (fail-open) the local states start from the last states
+ * the shared store reported for the key, and what they grant is written back
+ * into the shared store when it answers again (see OutageLedger), so an
+ * outage admits about the limit plus what the other instances granted
+ * meanwhile, not a fresh limit per instance.
+ */
+export class WindowRateLimiter implements RateLimiter {
+  readonly backend: BackendName;
+  readonly policies: PolicySet;
+  readonly failurePolicy: FailurePolicy;
+
+  private readonly local = new MemoryWindowStore();
+  /** The store itself when it is exactly this process's memory store: its synchronous twin answers without a promise in between. */
+  private readonly syncStore: MemoryWindowStore | undefined;
+  private readonly refused: RefusalCache;
+  private readonly ledger = new OutageLedger();
+  /** Per ledger key, calls given up on that may still land (consumes and write-backs). */
+  private readonly landing = new LandingTracker();
+  private reconciling: Promise<void> | undefined;
+
+  constructor(private readonly parts: LimiterParts) {
+    this.policies = requiredPolicySet(parts, 'WindowRateLimiter');
+    this.backend = parts.store.backend;
+    this.failurePolicy = parts.failurePolicy;
+    this.refused = new RefusalCache(parts.maxBlockedKeys);
+    this.syncStore = parts.store.constructor === MemoryWindowStore ? (parts.store as MemoryWindowStore) : undefined;
+  }
+
+  /** The first default policy; shorthand for code that publishes one figure. */
+  get policy(): RateLimitPolicy {
+    return this.policies[0];
+  }
+
+  consume(key: string, options: ConsumeOptions = NO_OPTIONS): Promise<Decision> {
+    // Not an async function: the memory store answers synchronously, and an async function would add
+    // a promise and a turn of the microtask queue to every decision. A throw still becomes a rejection.
+    try {
+      const cost = options.cost ?? 1;
+      const policies = options.policy === undefined && options.policies === undefined ? this.policies : policySetOf(options, this.policies);
+      assertValidKey(key);
+      // The default cost needs no check.
+      if (cost !== 1) assertValidCost(cost);
+      const nowMs = this.parts.clock();
+      const { syncStore } = this;
+      if (syncStore !== undefined && syncStore.consume === memoryConsume) return Promise.resolve(this.record(toDecision(syncStore.consumeSync(key, nowMs, policies, cost), policies, false)));
+      return this.consumeFrom(key, nowMs, policies, cost, options.budget);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private async consumeFrom(key: string, nowMs: number, policies: PolicySet, cost: number, budget: WaitBudget | undefined): Promise<Decision> {
+    const { store } = this.parts;
+    if (!store.shared) return this.record(toDecision(await store.consume(key, nowMs, policies, cost), policies, false));
+
+    const ledgerKey = `${setIdOf(policies)}|${key}`;
+    const cached = this.refused.refusal(ledgerKey, nowMs, policies, cost);
+    if (cached !== undefined) return this.record(toDecision(cached, policies, true));
+
+    const result = await this.consumeShared(key, ledgerKey, nowMs, policies, cost, budget);
+    if (result.ok) {
+      this.ledger.observe(ledgerKey, result.value.states, policies, nowMs);
+      if (this.ledger.hasPending) void this.reconcile();
+      if (!result.value.allowed && cost > 0) this.refused.remember(ledgerKey, result.value.states, policies, nowMs);
+      // A read that reached the store brings a refund another instance made (a sign-in found valid) to the cache.
+      else if (cost === 0) this.refused.refresh(ledgerKey, result.value.states, policies, nowMs);
+      return this.record(toDecision(result.value, policies, true));
+    }
+    const { late } = result;
+    if (this.failurePolicy === 'fail-closed') {
+      if (late !== undefined && cost > 0) void late.then((outcome) => this.settleLate(ledgerKey, key, policies, cost, false, outcome));
+      return this.record(unavailable(policies, nowMs, result.retryAfterMs ?? this.parts.unavailableRetryAfterMs ?? 1000));
+    }
+
+    const seen = store.lastSeen?.(key, policies);
+    if (seen !== undefined) this.ledger.observe(ledgerKey, seen, policies, nowMs);
+    const floor = this.ledger.floorFor(ledgerKey, policies);
+    this.local.adjustSync(ledgerKey, nowMs, policies, floor.map((atLeast) => (atLeast === null ? null : { atLeast, deltaUnits: 0 })));
+    const local = this.local.consumeSync(ledgerKey, nowMs, policies, cost);
+    if (cost > 0) {
+      if (local.allowed) this.ledger.grantLocally(ledgerKey, key, policies, cost, setExpiresAtMs(local.states, policies) ?? nowMs, nowMs, late !== undefined);
+      if (late !== undefined) this.landing.track(ledgerKey, late.then((outcome) => this.settleLate(ledgerKey, key, policies, cost, local.allowed, outcome)));
+    }
+    return this.record(toDecision(local, policies, false, local.allowed ? 'local_fallback' : 'limit'));
+  }
+
+  /**
+   * A shared consume given up on (timed out) has ended on the store. What it
+   * did there decides what is owed: the units of a call granted here are
+   * written back only if the store did not count them itself; a call refused
+   * here (or fail-closed) that the store counted anyway is given back, so the
+   * shared count is what was admitted, once (ADR 0046).
+   */
+  private settleLate(ledgerKey: string, key: string, policies: PolicySet, cost: number, grantedLocally: boolean, outcome: LateOutcome<StoreDecision>): void {
+    const nowMs = this.parts.clock();
+    const counted = outcome.landed && outcome.value.allowed;
+    if (outcome.landed) this.ledger.observe(ledgerKey, outcome.value.states, policies, nowMs);
+    if (grantedLocally) {
+      this.ledger.settle(ledgerKey, cost, counted, nowMs);
+      if (!counted) void this.reconcile();
+      return;
+    }
+    if (!outcome.landed || !counted) return;
+    // Through the ledger, not a refund call of its own: the store may be down again by now.
+    this.ledger.oweBack(ledgerKey, key, policies, cost, setExpiresAtMs(outcome.value.states, policies) ?? nowMs, nowMs);
+    void this.reconcile();
+  }
+
+  /** A write-back that failed goes back to the ledger, unless it was given up on and landed after all. */
+  private restoreUnlessLanded(ledgerKey: string, pending: PendingReconciliation, failure: Extract<GuardedResult<void>, { ok: false }>): void {
+    if (failure.late === undefined) {
+      this.ledger.restore(ledgerKey, pending, this.parts.clock());
+      return;
+    }
+    this.landing.track(
+      ledgerKey,
+      failure.late.then((outcome) => {
+        if (outcome.landed) return;
+        this.ledger.restore(ledgerKey, pending, this.parts.clock());
+        void this.reconcile();
+      }),
+    );
+  }
+
+  /**
+   * A key that was granted calls locally during an outage first writes them
+   * back, then asks: otherwise its first call after the outage would be
+   * judged against states that do not yet know them.
+   */
+  private async consumeShared(key: string, ledgerKey: string, nowMs: number, policies: PolicySet, cost: number, budget: WaitBudget | undefined): Promise<GuardedResult<StoreDecision>> {
+    const { guard, store } = this.parts;
+    if (this.landing.size > 0 && this.landing.inFlight(ledgerKey)) {
+      // Not sent, so it cannot overtake them: answered from the local window, which counts them.
+      return { ok: false, cause: 'outage', retryAfterMs: MIN_OUTAGE_RETRY_AFTER_MS };
+    }
+    const owed = this.ledger.take(ledgerKey, nowMs);
+    if (owed !== undefined) {
+      const written = await guard.run(() => store.adjust(key, nowMs, owed.policies, owed.adjustments), budget);
+      if (!written.ok) {
+        this.restoreUnlessLanded(ledgerKey, owed, written);
+        // Not the write-back's late outcome: the consume that never ran has none.
+        return { ok: false, cause: written.cause, error: written.error, retryAfterMs: written.retryAfterMs };
+      }
+    }
+    return guard.run(() => store.consume(key, nowMs, policies, cost), budget);
+  }
+
+  /** Keys the refusal cache holds now; for tests and metrics. */
+  get blockedKeys(): number {
+    return this.refused.size;
+  }
+
+  /** Units granted from local states that the shared store has not been told of yet. */
+  get unreconciledUnits(): number {
+    return this.ledger.pendingUnits;
+  }
+
+  /** Units granted locally whose shared call may still land on the store; written back only if it does not. */
+  get inFlightUnits(): number {
+    return this.ledger.inFlightUnits;
+  }
+
+  /**
+   * Writes locally granted units into the shared states, once at a time.
+   * Resolves when done; a write that fails is kept for the next success.
+   * A write that timed out is retried only once it is known not to have
+   * landed, so a late commit is not counted twice (ADR 0046).
+   */
+  reconcile(): Promise<void> {
+    this.reconciling ??= this.writeBack().finally(() => {
+      this.reconciling = undefined;
+    });
+    return this.reconciling;
+  }
+
+  private async writeBack(): Promise<void> {
+    const nowMs = this.parts.clock();
+    const pending = this.ledger.drain(nowMs);
+    let written = 0;
+    let units = 0;
+    for (let i = 0; i < pending.length; i += RECONCILE_CONCURRENCY) {
+      await Promise.all(
+        pending.slice(i, i + RECONCILE_CONCURRENCY).map(async (item: PendingReconciliation) => {
+          const result = await this.parts.guard.run(() => this.parts.store.adjust(item.key, nowMs, item.policies, item.adjustments));
+          if (result.ok) {
+            written++;
+            units += item.adjustments[0]?.deltaUnits ?? 0;
+          } else {
+            this.restoreUnlessLanded(`${setIdOf(item.policies)}|${item.key}`, item, result);
+          }
+        }),
+      );
+    }
+    if (written > 0) {
+      this.parts.logger.info('calls granted from the local window during an outage were written back to the shared store', {
+        event: 'ratelimit.reconciled',
+        backend: this.backend,
+        keys: written,
+        units,
+        keysLeft: pending.length - written,
+      });
+    }
+  }
+
+  async refund(key: string, spent: Decision, options: ConsumeOptions = {}): Promise<void> {
+    const cost = options.cost ?? 1;
+    const policies = policySetOf(options, this.policies);
+    assertValidKey(key);
+    assertValidCost(cost);
+    if (!spent.allowed || cost === 0) return;
+    const nowMs = this.parts.clock();
+    // A policy whose budget was whole again by now (its resetAtMs has passed) no longer counts
+    // this spend, so it gets no refund: an Adjustment names no window, and a late refund would
+    // come off the state as it is now, crediting calls made after the spend (for a fixed window,
+    // the next window's). The store-level adjustment used to drop it by its window number.
+    const refunds = policies.map((_, i) => ((spent.policies[i]?.resetAtMs ?? 0) > nowMs ? { atLeast: null, deltaUnits: -cost } : null));
+    if (refunds.every((refund) => refund === null)) return;
+    const { store } = this.parts;
+    if (!store.shared) {
+      await store.adjust(key, nowMs, policies, refunds);
+      return;
+    }
+    const ledgerKey = `${setIdOf(policies)}|${key}`;
+    this.refused.forget(ledgerKey);
+    if (!spent.shared) {
+      // Granted from the local states during an outage: give it back there, and owe the shared store less.
+      this.local.adjustSync(ledgerKey, nowMs, policies, refunds);
+      this.ledger.grantLocally(ledgerKey, key, policies, -cost, nowMs, nowMs);
+      return;
+    }
+    await this.parts.guard.run(() => store.adjust(key, nowMs, policies, refunds), options.budget);
+  }
+
+  /** Every return of consume passes here, synchronously: metrics cost no extra promise. */
+  private record(decision: Decision): Decision {
+    this.parts.events?.recordDecision(this.backend, decision);
+    return decision;
+  }
+
+  async whenReady(timeoutMs: number): Promise<boolean> {
+    return this.parts.store.whenReady === undefined ? true : this.parts.store.whenReady(timeoutMs);
+  }
+
+  async close(): Promise<void> {
+    // Best effort, bounded by the guard's deadline: what this instance granted alone should outlive it.
+    if (this.ledger.hasPending) await this.reconcile();
+    await this.parts.store.close();
+    await this.local.close();
+    this.refused.clear();
+    this.ledger.clear();
+  }
+}

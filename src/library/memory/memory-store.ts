@@ -1,0 +1,158 @@
+import type { Adjustment } from '../window/algorithm';
+import { compiledSetOf, type CompiledPolicySet } from '../window/compiled-policy-set';
+import { adjustSet, assertValidAdjustments, compiledExpiresAtMs, decideOne, decideSet } from '../window/decide-set';
+import type { LimitStore, StoreDecision } from '../limiter/limit-store';
+import type { PolicySet } from '../window/policy';
+
+/** The same margin as DEFAULT_REDIS_TTL_MARGIN_MS: a clock may lag the newest one seen by this much. */
+export const DEFAULT_MEMORY_LAG_MARGIN_MS = 10_000;
+
+/** One key's states, by slot (stateSlotOf): a tier's several policies live side by side. */
+type Slots = Record<string, unknown>;
+
+/**
+ * Limit states in this process only. Two generations of maps rotate every
+ * `rotationMs` (the longest a written state has taken to expire, plus the lag margin): a key not
+ * touched for two rotations is dropped wholesale, so memory is bounded by the
+ * keys active lately, with no per-key timers and no sweep. A state written at
+ * t expires by t + rotationMs, before its generation is dropped, so eviction
+ * never forgets a live count.
+ */
+export class MemoryWindowStore implements LimitStore {
+  readonly backend = 'memory' as const;
+  readonly shared = false;
+
+  private current = new Map<string, Slots>();
+  private previous = new Map<string, Slots>();
+  private rotationMs = 0;
+  private generationStartMs = Number.NEGATIVE_INFINITY;
+  /** The latest expiry written into the current generation: once it is the previous one, it must last until then. */
+  private currentExpiresAtMs = Number.NEGATIVE_INFINITY;
+
+  /** @param lagMarginMs how long past its expiry a state is kept for a clock that steps back. */
+  constructor(private readonly lagMarginMs: number = DEFAULT_MEMORY_LAG_MARGIN_MS) {
+    if (!Number.isSafeInteger(lagMarginMs) || lagMarginMs < 0) {
+      throw new RangeError(`lagMarginMs must be a non-negative integer, got ${lagMarginMs}`);
+    }
+  }
+
+  consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
+    // Not an async function: it would add a second promise per decision.
+    try {
+      return Promise.resolve(this.consumeSync(key, nowMs, policies, cost));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
+    try {
+      // Like the RTDB and Redis stores, refuse a bad adjustment instead of writing it (a NaN delta
+      // would turn the count into NaN). Here, not in adjustSync: that is the limiter's own path,
+      // fed only by states its stores produced, and runs on every call during an outage.
+      assertValidAdjustments(policies, adjustments);
+      this.adjustSync(key, nowMs, policies, adjustments);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Synchronous twin of consume, for the local fallback path that must not wait. */
+  consumeSync(key: string, nowMs: number, policies: PolicySet, cost: number): StoreDecision {
+    const set = compiledSetOf(policies);
+    const slots = this.slotsOf(key, nowMs);
+    // One policy (the common case): its state straight from its slot, no states array in between.
+    const result =
+      set.size === 1
+        ? decideOne(set, slots === undefined ? null : (slots[set.slots[0] as string] ?? null), nowMs, cost)
+        : decideSet(readStates(slots, set), nowMs, policies, cost);
+    if (result.changed) this.write(key, slots, nowMs, set, result.states);
+    return result;
+  }
+
+  adjustSync(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): void {
+    const set = compiledSetOf(policies);
+    const slots = this.slotsOf(key, nowMs);
+    const next = adjustSet(readStates(slots, set), nowMs, policies, adjustments);
+    if (next !== null) this.write(key, slots, nowMs, set, next);
+  }
+
+  /** The states held for `key` under `policies` (null: empty), without touching them. */
+  peek(key: string, policies: PolicySet): unknown[] {
+    return readStates(this.current.get(key) ?? this.previous.get(key), compiledSetOf(policies));
+  }
+
+  /** The key's slots, moved into the current generation when found in the previous one. */
+  private slotsOf(key: string, nowMs: number): Slots | undefined {
+    this.rotate(nowMs);
+    let slots = this.current.get(key);
+    if (slots === undefined) {
+      slots = this.previous.get(key);
+      if (slots !== undefined) {
+        this.previous.delete(key);
+        this.current.set(key, slots);
+      }
+    }
+    return slots;
+  }
+
+  private write(key: string, slots: Slots | undefined, nowMs: number, set: CompiledPolicySet, states: readonly unknown[]): void {
+    let target = slots;
+    if (target === undefined) {
+      target = {};
+      this.current.set(key, target);
+    }
+    for (let i = 0; i < set.size; i++) target[set.slots[i] as string] = states[i] ?? null;
+    const setExpiryMs = compiledExpiresAtMs(states, set);
+    if (setExpiryMs === null) return;
+    // Kept lagMarginMs past its expiry, like Redis' TTL margin: a clock that steps back behind the
+    // expiry must still find the count, not an empty window.
+    const expiresAtMs = setExpiryMs + this.lagMarginMs;
+    if (expiresAtMs > this.currentExpiresAtMs) this.currentExpiresAtMs = expiresAtMs;
+    if (expiresAtMs - nowMs <= this.rotationMs) return;
+    const first = this.rotationMs === 0;
+    this.rotationMs = expiresAtMs - nowMs;
+    // The first generation starts with the first write; before it there was nothing to rotate.
+    if (first) this.generationStartMs = Math.floor(nowMs / this.rotationMs) * this.rotationMs;
+  }
+
+  /** Keys held now, both generations; for tests and metrics. */
+  get size(): number {
+    return this.current.size + this.previous.size;
+  }
+
+  async close(): Promise<void> {
+    this.current.clear();
+    this.previous.clear();
+  }
+
+  private rotate(nowMs: number): void {
+    if (this.rotationMs === 0) return;
+    const elapsedMs = nowMs - this.generationStartMs;
+    if (elapsedMs < this.rotationMs) return;
+    if (elapsedMs >= 2 * this.rotationMs) {
+      this.previous = new Map();
+    } else {
+      this.previous = this.current;
+    }
+    this.current = new Map();
+    // Aligned to multiples of rotationMs, so the two generations span at most the last two rotations;
+    // but never earlier than one rotation before the latest expiry the generation just retired holds,
+    // since it is dropped one rotation after this start. The grid alone kept that promise only while
+    // rotationMs never grew: once a write lengthens it, the grid of the new length can start this
+    // generation before writes of the old one, whose live counts were then dropped (a sliding-window
+    // count forgotten 1.5 s before it expired, by test/integration/store-contract.test.ts).
+    const alignedMs = Math.floor(nowMs / this.rotationMs) * this.rotationMs;
+    this.generationStartMs = Math.max(alignedMs, this.currentExpiresAtMs - this.rotationMs);
+    this.currentExpiresAtMs = Number.NEGATIVE_INFINITY;
+  }
+}
+
+function readStates(slots: Slots | undefined, set: CompiledPolicySet): unknown[] {
+  const states: unknown[] = [];
+  // The slot names are built once per set (compiled-policy-set.ts): a freshly built string as a
+  // property key costs V8 a string-table lookup on every access.
+  for (const slot of set.slots) states.push(slots === undefined ? null : (slots[slot] ?? null));
+  return states;
+}

@@ -1,0 +1,45 @@
+import type { Database } from 'firebase-admin/database';
+import type { LimitStore } from '../limiter/limit-store';
+import { MemoryUpstreamQuotaStore } from '../memory/upstream-memory-store';
+import type { UpstreamQuotaStore } from '../schedule/upstream-quota-store';
+import { CachedUpstreamQuota } from './upstream-cursor-cache';
+
+/** Where quota nodes live in RTDB by default; database.rules.json closes it to clients. */
+export const UPSTREAM_QUOTA_ROOT = 'upstreamQuota';
+
+export interface UpstreamQuotaOptions {
+  /** The RTDB database, when the limit store is on RTDB (the limit store does not expose its own). */
+  readonly database?: Database;
+  /** Default `upstreamQuota`. */
+  readonly rootPath?: string;
+  /** How stale a cached cursor may be before a call reads the store again. */
+  readonly maxStalenessMs?: number;
+}
+
+/**
+ * The upstream quota's store on the backend the limiter already uses, behind
+ * the cursor cache (docs/adr/0033-upstream-atomic-not-read-then-write.md):
+ * memory, a transaction on `upstreamQuota/{key}` on RTDB, or the Lua twin on
+ * the limit store's own Redis connection. What a gateway calls `schedule` on.
+ */
+export async function createUpstreamQuota(limitStore: LimitStore, options: UpstreamQuotaOptions = {}): Promise<CachedUpstreamQuota> {
+  let store: UpstreamQuotaStore;
+  switch (limitStore.backend) {
+    case 'memory':
+      store = new MemoryUpstreamQuotaStore();
+      break;
+    case 'rtdb': {
+      if (options.database === undefined) throw new TypeError('createUpstreamQuota: a limit store on rtdb needs `database` for the quota nodes');
+      const { RtdbUpstreamQuotaStore } = await import('../backends/rtdb/upstream-rtdb-store');
+      store = new RtdbUpstreamQuotaStore({ database: options.database, rootPath: options.rootPath ?? UPSTREAM_QUOTA_ROOT });
+      break;
+    }
+    case 'redis': {
+      const [{ RedisWindowStore }, { RedisUpstreamQuotaStore }] = await Promise.all([import('../backends/redis/redis-store'), import('../backends/redis/upstream-redis-store')]);
+      if (!(limitStore instanceof RedisWindowStore)) throw new TypeError('createUpstreamQuota: the redis upstream quota shares a RedisWindowStore connection (createRedisStore)');
+      store = new RedisUpstreamQuotaStore({ redis: limitStore });
+      break;
+    }
+  }
+  return new CachedUpstreamQuota({ store, maxStalenessMs: options.maxStalenessMs });
+}
