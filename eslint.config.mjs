@@ -90,4 +90,6 @@ export default tseslint.config(
   },
   ...layering,
   ...libraryRoles,
+  // The CommonJS example is what a CommonJS user writes.
+  { files: ['examples/**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
 );

@@ -14,9 +14,9 @@ export type { BackendFailureCause, BackendGuard } from './limiter/backend-guard'
 export { WaitBudget } from './limiter/wait-budget';
 
 // Stores
-export { createMemoryStore, createRedisStore, createRtdbStore, type RedisStoreOptions, type RtdbStoreOptions } from './stores';
+export { createMemoryStore, createRedisStore, createRtdbStore, type RtdbStoreOptions } from './stores';
+export type { RedisStoreOptions, RtdbDatabase, RtdbStoreTuning, RtdbSweepTuning } from './store-options';
 export { BACKEND_NAMES, type BackendName, type LimitStore, type StoreDecision } from './limiter/limit-store';
-export type { RedisWindowStore } from './backends/redis/redis-store';
 export { InvalidRedisUrlError, parseRedisSeeds, type RedisMode } from './backends/redis/redis-url';
 
 // Policies and decisions

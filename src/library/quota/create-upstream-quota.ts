@@ -1,5 +1,6 @@
 import type { Database } from 'firebase-admin/database';
 import type { LimitStore } from '../limiter/limit-store';
+import type { RtdbDatabase } from '../store-options';
 import { MemoryUpstreamQuotaStore } from '../memory/upstream-memory-store';
 import type { UpstreamQuotaStore } from '../schedule/upstream-quota-store';
 import { CachedUpstreamQuota } from './upstream-cursor-cache';
@@ -9,7 +10,7 @@ export const UPSTREAM_QUOTA_ROOT = 'upstreamQuota';
 
 export interface UpstreamQuotaOptions {
   /** The RTDB database, when the limit store is on RTDB (the limit store does not expose its own). */
-  readonly database?: Database;
+  readonly database?: RtdbDatabase;
   /** Default `upstreamQuota`. */
   readonly rootPath?: string;
   /** How stale a cached cursor may be before a call reads the store again. */
@@ -31,7 +32,7 @@ export async function createUpstreamQuota(limitStore: LimitStore, options: Upstr
     case 'rtdb': {
       if (options.database === undefined) throw new TypeError('createUpstreamQuota: a limit store on rtdb needs `database` for the quota nodes');
       const { RtdbUpstreamQuotaStore } = await import('../backends/rtdb/upstream-rtdb-store');
-      store = new RtdbUpstreamQuotaStore({ database: options.database, rootPath: options.rootPath ?? UPSTREAM_QUOTA_ROOT });
+      store = new RtdbUpstreamQuotaStore({ database: options.database as Database, rootPath: options.rootPath ?? UPSTREAM_QUOTA_ROOT });
       break;
     }
     case 'redis': {

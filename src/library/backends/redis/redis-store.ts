@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { lateOutcomeOf, mapLateOutcome, withDeadline, withLateOutcome } from '../../limiter/backend-guard';
-import { silentLogger, type Logger } from '../../../shared/logger';
+import { silentLogger } from '../../../shared/logger';
 import type { Adjustment } from '../../window/algorithm';
 import { assertValidAdjustments } from '../../window/decide-set';
 import type { PolicySet } from '../../window/policy';
@@ -11,35 +11,11 @@ import { isNoScriptError, REDIS_BAD_REPLY, REDIS_TIMEOUT, RedisStoreError } from
 import { openRedisConnection, type RedisConnection } from './redis-connection';
 import { RedisErrorReporter } from './redis-error-reporter';
 import { parseRedisSeeds, type RedisMode } from './redis-url';
+import type { RedisStoreOptions } from '../../store-options';
 
 
-export interface RedisWindowStoreOptions {
-  /**
-   * `redis://[:password@]host[:port][/db]` or `rediss://...`; in cluster mode one or more seed nodes,
-   * comma-separated, without /db. Never logged, scrubbed from every error.
-   */
-  readonly url: string;
-  /**
-   * 'cluster': Redis Cluster through node-redis' cluster client, each limited key's keys under one
-   * hash tag (`prefix{key}...`) so a decision is one script on one shard. Default 'standalone'.
-   */
-  readonly mode?: RedisMode;
-  /** A PEM CA bundle's path for rediss:// (REDIS_TLS_CA_FILE), read once here. Default: Node's trusted CAs. */
-  readonly tlsCaFile?: string;
-  /**
-   * Prepended to every key, so several deployments can share one Redis. Default 'firelimit:'. In
-   * cluster mode it may not contain '{' or '}': the hash tag must come from the key, or every key would share one slot.
-   */
-  readonly keyPrefix?: string;
-  /** Deadline for one Redis command; past it the command is abandoned. Default 1000. */
-  readonly commandTimeoutMs?: number;
-  /** How long a key outlives its window, for instances whose clocks lag. Default 10000. */
-  readonly ttlMarginMs?: number;
-  /** Commands allowed in flight before new ones fail at once instead of queueing. Default 1000. */
-  readonly maxPendingCommands?: number;
-  /** Default: silent. */
-  readonly logger?: Logger;
-}
+/** The options of createRedisStore (src/library/store-options.ts: typed without the redis package). */
+export type RedisWindowStoreOptions = RedisStoreOptions;
 
 export const DEFAULT_REDIS_KEY_PREFIX = 'firelimit:';
 export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 1000;

@@ -4,39 +4,17 @@ import { adjustSet, assertValidAdjustments, decideSet, type SetDecision } from '
 import { assertValidKey } from '../../window/key';
 import { assertValidCost, longestWindowMs, type PolicySet } from '../../window/policy';
 import { assertValidPolicySetOnce } from '../../window/policy-choice';
-import { silentLogger, type Logger } from '../../../shared/logger';
+import { silentLogger } from '../../../shared/logger';
 import { isRtdbMaxRetry, retryOnContention, type ContentionRetryOptions } from '../../limiter/contention';
 import type { LimitStore, StoreDecision } from '../../limiter/limit-store';
 import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
 import { ListenerCache, type ListenedNode } from './rtdb-listener-cache';
 import { readSetStates, setNode } from './rtdb-node';
-import { RtdbSweeper, type RtdbSweepTuning, type SweepResult } from './rtdb-sweeper';
+import { RtdbSweeper, type SweepResult } from './rtdb-sweeper';
+import type { RtdbStoreTuning } from '../../store-options';
 
-export interface RtdbWindowStoreOptions {
+export interface RtdbWindowStoreOptions extends RtdbStoreTuning {
   readonly database: Database;
-  /** Where the keys live, e.g. 'rateLimits'. Each segment must be a valid key. */
-  readonly rootPath: string;
-  /** Keys whose node this instance keeps listened to (LRU). 0 turns the cache off. Default 1000. */
-  readonly maxListenedKeys?: number;
-  /** A key's listener is dropped after this many of its windows pass unused. Default 2. */
-  readonly listenerIdleWindows?: number;
-  /**
-   * Mean ms between sweeps that remove this root's expired keys (see
-   * RtdbSweeper). 0 turns the timer off; `sweepOnce()` still works. Default 60000.
-   */
-  readonly sweepIntervalMs?: number;
-  /** The rest of the sweeper's knobs (grace, batch size, ...); each documents its default. */
-  readonly sweep?: RtdbSweepTuning;
-  /** The sweeper's time (decisions take `nowMs` from the caller instead). Default Date.now. */
-  readonly clock?: () => number;
-  /** Where a failing sweep is reported (once). Default: silent. */
-  readonly logger?: Logger;
-  /**
-   * How a transaction that gave up with `maxretry` (other writers kept winning
-   * the key) is retried before the key is answered locally (src/library/limiter/contention.ts).
-   * Default: 2 retries, full-jitter backoff from 20 ms.
-   */
-  readonly contention?: ContentionRetryOptions;
 }
 
 export interface RtdbStoreStats {

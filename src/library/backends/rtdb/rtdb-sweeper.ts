@@ -1,32 +1,12 @@
 import type { Database } from 'firebase-admin/database';
+import type { RtdbSweepTuning } from '../../store-options';
 import { silentLogger, type Logger } from '../../../shared/logger';
 import { describeError } from '../../../shared/describe-error';
 import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
 import { EXPIRY_CHILD, expiryOf, newestWindow } from './rtdb-node';
 
-/** How often and how much a sweeper removes. Every field documents its default. */
-export interface RtdbSweepTuning {
-  /**
-   * A node is removed only once its `e` is this far in the past, so an
-   * instance whose clock lags the sweeper's by less than this is never still
-   * counting in a window that gets removed (docs/clocks.md). Default 60000.
-   */
-  readonly graceMs?: number;
-  /** Keys asked for per query (`limitToFirst`); their deletes run in parallel. Default 100. */
-  readonly batchSize?: number;
-  /** Queries per run at most, so one run's work is bounded. Default 10. */
-  readonly maxBatchesPerRun?: number;
-  /** Each wait between runs is `intervalMs` × (1 ± jitter), so instances started together drift apart. Default 0.2. */
-  readonly jitter?: number;
-  /** When a run stopped at `maxBatchesPerRun` with work left, the next one starts after this instead. Default 1000. */
-  readonly backlogDelayMs?: number;
-  /**
-   * A node with a window but no `e` (written before `e` existed) is given
-   * `e = now + legacyTtlMs` on its first sweep and removed once that passes.
-   * Must be at least the longest window kept under the root. Default 86400000 (a day).
-   */
-  readonly legacyTtlMs?: number;
-}
+
+export type { RtdbSweepTuning };
 
 export interface RtdbSweeperOptions extends RtdbSweepTuning {
   readonly database: Database;
