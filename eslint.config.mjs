@@ -70,7 +70,7 @@ const libraryRoles = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '.firelimit/', '.stryker-tmp/', 'reports/'] },
+  { ignores: ['dist/', 'packages/*/dist/', 'node_modules/', 'coverage/', '.firelimit/', '.stryker-tmp/', 'reports/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
