@@ -39,6 +39,13 @@ export interface RedisStoreOptions {
 /** How often and how much a sweeper removes. Every field documents its default. */
 export interface RtdbSweepTuning {
   /**
+   * One sweeper per database and root at a time: a timed run first takes a
+   * lease in the database (`sweeperLeases/`), and an instance that finds it
+   * held skips the run. false: every instance sweeps (their work overlaps,
+   * harmlessly). Default true.
+   */
+  readonly singleSweeper?: boolean;
+  /**
    * A node is removed only once its `e` is this far in the past, so an
    * instance whose clock lags the sweeper's by less than this is never still
    * counting in a window that gets removed (docs/clocks.md). Default 60000.

@@ -39,6 +39,8 @@ const paths = [
   '/authFailures/addr:1/e',
   '/upstreamQuota',
   '/upstreamQuota/upstream',
+  '/sweeperLeases',
+  '/sweeperLeases/rateLimits',
   '/anything/else',
 ];
 

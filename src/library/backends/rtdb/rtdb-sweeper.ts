@@ -4,7 +4,7 @@ import { silentLogger, type Logger } from '../../../shared/logger';
 import { describeError } from '../../../shared/describe-error';
 import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-flight';
 import { EXPIRY_CHILD, expiryOf, newestWindow } from './rtdb-node';
-
+import { SweepLease } from './rtdb-sweep-lease';
 
 export type { RtdbSweepTuning };
 
@@ -52,6 +52,8 @@ export interface RtdbSweeperStats {
   readonly stamped: number;
   /** Runs that ended on an error. */
   readonly failedRuns: number;
+  /** Timed runs skipped because another instance held the root's sweep lease. */
+  readonly skippedRuns: number;
 }
 
 export const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
@@ -61,6 +63,8 @@ export const DEFAULT_SWEEP_MAX_BATCHES = 10;
 export const DEFAULT_SWEEP_JITTER = 0.2;
 export const DEFAULT_SWEEP_BACKLOG_DELAY_MS = 1000;
 export const DEFAULT_LEGACY_TTL_MS = 86_400_000;
+/** A sweep lease holds this many mean intervals: its holder renews it at every run, jitter and a slow run included. */
+export const SWEEP_LEASE_INTERVALS = 3;
 
 /** What a sweep does with one node, decided on the value the transaction sees. */
 export type SweepVerdict = 'absent' | 'remove' | 'keep' | 'stamp';
@@ -109,11 +113,12 @@ export class RtdbSweeper {
   private readonly logger: Logger;
   private readonly afterQuery: RtdbSweeperOptions['afterQuery'];
   private readonly inFlight: InFlightTransactions;
+  private readonly lease: SweepLease | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<SweepResult> | undefined;
   private stopped = false;
   private failing = false;
-  private totals = { runs: 0, swept: 0, kept: 0, stamped: 0, failedRuns: 0 };
+  private totals = { runs: 0, swept: 0, kept: 0, stamped: 0, failedRuns: 0, skippedRuns: 0 };
 
   constructor(options: RtdbSweeperOptions) {
     this.database = options.database;
@@ -131,6 +136,10 @@ export class RtdbSweeper {
     this.logger = options.logger ?? silentLogger;
     this.afterQuery = options.afterQuery;
     this.inFlight = inFlightTransactions(options.database);
+    this.lease =
+      this.intervalMs > 0 && options.singleSweeper !== false
+        ? new SweepLease({ database: options.database, rootPath: options.rootPath, leaseMs: SWEEP_LEASE_INTERVALS * this.intervalMs, clock: this.clock })
+        : undefined;
   }
 
   get stats(): RtdbSweeperStats {
@@ -161,12 +170,29 @@ export class RtdbSweeper {
   private schedule(delayMs: number): void {
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.sweepOnce().then((result) => {
+      void this.timedRun().then((result) => {
         if (this.stopped) return;
-        this.schedule(result.backlog ? this.backlogDelayMs : this.jittered(this.intervalMs));
+        this.schedule(result?.backlog === true ? this.backlogDelayMs : this.jittered(this.intervalMs));
       });
     }, delayMs);
     this.timer.unref();
+  }
+
+  /**
+   * A timer's run: only by the holder of the root's sweep lease, so one
+   * instance sweeps a database's root at a time. When the lease cannot be
+   * read (the database is failing), the run goes ahead: two sweepers only
+   * repeat each other's work, and the run reports the failure if it lasts.
+   */
+  async timedRun(): Promise<SweepResult | undefined> {
+    if (this.lease !== undefined) {
+      const mine = await this.lease.tryTake().catch(() => true);
+      if (!mine) {
+        this.totals = { ...this.totals, skippedRuns: this.totals.skippedRuns + 1 };
+        return undefined;
+      }
+    }
+    return this.sweepOnce();
   }
 
   private jittered(ms: number): number {
@@ -207,6 +233,7 @@ export class RtdbSweeper {
       kept: this.totals.kept + kept,
       stamped: this.totals.stamped + stamped,
       failedRuns: this.totals.failedRuns + (error === undefined ? 0 : 1),
+      skippedRuns: this.totals.skippedRuns,
     };
     this.report(error);
     return { swept, kept, stamped, batches, backlog, ...(error === undefined ? {} : { error }) };
