@@ -9,7 +9,8 @@
 export { createRateLimiter, DEFAULT_PROBE_INTERVAL_MS, DEFAULT_TIMEOUT_MS, type RateLimiterOptions } from './limiter/create-rate-limiter';
 export type { ConsumeOptions, FailurePolicy, RateLimiter } from './limiter/rate-limiter';
 export type { LimiterEvents } from './limiter/limiter-events';
-export { OutageGuard, MIN_OUTAGE_RETRY_AFTER_MS, type OutageGuardOptions } from './limiter/outage-guard';
+export { OutageGuard, MIN_OUTAGE_RETRY_AFTER_MS, type OutageGuardOptions, type OutageState } from './limiter/outage-guard';
+export { outageGuardFor, ShardedGuard } from './limiter/sharded-guard';
 export type { BackendFailureCause, BackendGuard } from './limiter/backend-guard';
 export { WaitBudget } from './limiter/wait-budget';
 

@@ -50,6 +50,9 @@ export class LimiterMetrics implements LimiterEvents {
 
   private readonly decisions: Counter<'result' | 'source'>;
   private readonly outages: Counter<'backend'>;
+  private readonly shardActive: Gauge<'backend' | 'shard'>;
+  /** Per backend, what is in an outage now: '' for the whole store, else shard ids. */
+  private readonly outagesOpen = new Map<BackendName, Set<string>>();
   private readonly refusals: Counter<'backend'>;
   private readonly duration: Histogram<'backend'>;
   private readonly active: Gauge<'backend'>;
@@ -92,6 +95,12 @@ export class LimiterMetrics implements LimiterEvents {
       labelNames: ['backend'],
       registers,
     });
+    this.shardActive = new Gauge({
+      name: `${prefix}backend_shard_outage_active`,
+      help: `${lead}1 while one database of several (FIREBASE_DATABASE_URLS) is in an outage of its own, its keys answered by the failure policy; else 0.`,
+      labelNames: ['backend', 'shard'],
+      registers,
+    });
     const results: DecisionResult[] = ['allowed', 'limited', 'unavailable'];
     this.decisionChildren = results.flatMap((result) => [
       this.decisions.labels({ result, source: 'shared' }),
@@ -119,15 +128,34 @@ export class LimiterMetrics implements LimiterEvents {
     this.series(backend).duration.observe(durationSeconds);
   }
 
-  outageStarted(backend: BackendName): void {
+  /**
+   * `shard`: one database of several has an outage of its own. The backend's
+   * gauge reads 1 while any of its shards (or the whole store) is out; the
+   * shard's own gauge says which.
+   */
+  outageStarted(backend: BackendName, shard?: string): void {
     const series = this.series(backend);
     series.outages.inc();
+    this.openOutages(backend).add(shard ?? '');
     series.active.set(1);
+    if (shard !== undefined) this.shardActive.labels({ backend, shard }).set(1);
   }
 
   /** Also called when a guard is made, so the gauge reads 0 (not absent) before any outage. */
-  outageEnded(backend: BackendName): void {
-    this.series(backend).active.set(0);
+  outageEnded(backend: BackendName, shard?: string): void {
+    const open = this.openOutages(backend);
+    open.delete(shard ?? '');
+    this.series(backend).active.set(open.size > 0 ? 1 : 0);
+    if (shard !== undefined) this.shardActive.labels({ backend, shard }).set(0);
+  }
+
+  private openOutages(backend: BackendName): Set<string> {
+    let open = this.outagesOpen.get(backend);
+    if (open === undefined) {
+      open = new Set();
+      this.outagesOpen.set(backend, open);
+    }
+    return open;
   }
 
   /** The Prometheus text exposition, as /metrics serves it. */

@@ -8,7 +8,7 @@ import { tools as defaultTools } from '../mcp/tools';
 import { createDevelopersHandler } from '../developers/developers-page';
 import { createAuthMiddleware } from '../http/auth-middleware';
 import { createApp, type BodyTimeouts } from './create-app';
-import { type BackendGuard, createRateLimiter, type LimitStore, OutageGuard, type PolicySet, type RateLimiter } from '../library';
+import { type BackendGuard, createRateLimiter, type LimitStore, type PolicySet, type RateLimiter, ShardedGuard } from '../library';
 import { createLimitStore, type LimitStoreSpec } from './create-limit-store';
 import type { Logger } from '../shared/logger';
 import { createRequestLogMiddleware } from '../logging/request-log-middleware';
@@ -105,11 +105,12 @@ export async function buildService(config: Config, options: BuildServiceOptions)
     const metrics = new LimiterMetrics();
     // One guard for every limit on the shared backend (token limits, sign-in budget, upstream quota):
     // one outage is one line each way and one metric, and the second call of a request does not
-    // wait again for what the first found down.
+    // wait again for what the first found down. One outage per shard where a store has several
+    // (FIREBASE_DATABASE_URLS): a failing database puts only its own keys on local windows.
     const guard =
       config.rateLimit.backend === 'memory'
         ? undefined
-        : new OutageGuard({ backend: config.rateLimit.backend, timeoutMs: config.rateLimit.timeoutMs, probeIntervalMs: config.rateLimit.probeIntervalMs, logger, metrics });
+        : new ShardedGuard({ backend: config.rateLimit.backend, timeoutMs: config.rateLimit.timeoutMs, probeIntervalMs: config.rateLimit.probeIntervalMs, logger, metrics });
     const limiter = await createLimiter(config, firebaseApp, {
       guard,
       policies: config.rateLimit.defaultTier.policies,

@@ -106,3 +106,41 @@ test('FIREBASE_DATABASE_URLS through the service\'s store factory: one store per
   }));
   expect(where).toEqual(keys.map((key) => [rendezvousIndex(key, urls)]));
 });
+
+test('a frozen database puts only its own keys on local windows; the keys of the other databases stay shared, and it comes back', async () => {
+  // A short deadline and probe interval so the outage opens and closes within the test.
+  const perDatabase = servers.map((server) => {
+    const app = createAdminApp(server);
+    apps.push(app);
+    return new RtdbWindowStore({ database: getDatabase(app), rootPath: 'frozenShard', sweepIntervalMs: 0 });
+  });
+  const store = new ShardedLimitStore(perDatabase.map((shard, i) => ({ id: IDS[i] as string, store: shard })));
+  const logged: Record<string, unknown>[] = [];
+  const logger = { ...silentLogger, warn: (_message: string, fields?: Record<string, unknown>) => void logged.push(fields ?? {}) };
+  const limiter = await createRateLimiter({ store, policies: POLICIES, clock: () => NOW_MS, timeoutMs: 300, probeIntervalMs: 200, logger });
+  opened.push(limiter);
+  expect(await limiter.whenReady(10_000)).toBe(true);
+  const keys = Array.from({ length: 60 }, (_, i) => `tok_freeze${i}`);
+  const frozenIndex = 1;
+  const onFrozen = keys.filter((key) => rendezvousIndex(key, IDS) === frozenIndex);
+  const onOthers = keys.filter((key) => rendezvousIndex(key, IDS) !== frozenIndex);
+  expect(onFrozen.length).toBeGreaterThan(5);
+
+  await (servers[frozenIndex] as RtdbTestServer).suspend();
+  try {
+    // The first call on a frozen key waits out the deadline and opens that database's outage; the rest answer at once.
+    for (const key of onFrozen) expect(await limiter.consume(key)).toMatchObject({ allowed: true, shared: false, reason: 'local_fallback' });
+    for (const key of onOthers) expect(await limiter.consume(key)).toMatchObject({ allowed: true, shared: true });
+  } finally {
+    await (servers[frozenIndex] as RtdbTestServer).resume();
+  }
+  expect(logged.filter((fields) => fields.event === 'ratelimit.outage_started').map((fields) => fields.shard)).toEqual([IDS[frozenIndex]]);
+
+  // Back: after a probe interval, the frozen database's keys are shared again.
+  let decision = await limiter.consume(onFrozen[0] as string);
+  for (let tries = 0; !decision.shared && tries < 50; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    decision = await limiter.consume(onFrozen[0] as string);
+  }
+  expect(decision.shared).toBe(true);
+});

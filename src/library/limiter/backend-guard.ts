@@ -42,9 +42,11 @@ export interface BackendGuard {
   /**
    * `budget`: the request's wait budget; the call gets min(the guard's
    * deadline, what is left), and none at all when nothing is left. Default:
-   * the guard's deadline alone.
+   * the guard's deadline alone. `shard`: which shard of the store the call
+   * goes to (LimitStore.shardOf), for a guard that keeps one outage per
+   * shard (ShardedGuard); a guard of the whole store ignores it.
    */
-  run<T>(call: () => Promise<T>, budget?: WaitBudget): Promise<GuardedResult<T>>;
+  run<T>(call: () => Promise<T>, budget?: WaitBudget, shard?: string): Promise<GuardedResult<T>>;
 }
 
 const LATE = Symbol('firelimit.lateOutcome');

@@ -2,7 +2,7 @@ import { silentLogger, type Logger } from '../../shared/logger';
 import type { LimiterEvents } from './limiter-events';
 import type { BackendGuard } from './backend-guard';
 import type { LimitStore } from './limit-store';
-import { OutageGuard } from './outage-guard';
+import { outageGuardFor } from './sharded-guard';
 import type { PolicySet, RateLimitPolicy } from '../window/policy';
 import { requiredPolicySet } from '../window/policy-choice';
 import { WindowRateLimiter, type FailurePolicy, type RateLimiter } from './rate-limiter';
@@ -50,7 +50,7 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
   const store = options.store ?? new MemoryWindowStore();
   const guard =
     options.guard ??
-    new OutageGuard({
+    outageGuardFor(store, {
       backend: store.backend,
       limiter: policies[0].name,
       timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,

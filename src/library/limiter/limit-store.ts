@@ -46,5 +46,12 @@ export interface LimitStore {
    * after `timeoutMs`; never rejects. Absent: always ready (memory).
    */
   whenReady?(timeoutMs: number): Promise<boolean>;
+  /**
+   * Which of the store's shards holds `key` (an RTDB database's id), for a
+   * store spread over several: the limiter then keeps one outage per shard,
+   * so a failing database puts only its own keys on local windows. Absent:
+   * one store, one outage.
+   */
+  shardOf?(key: string): string;
   close(): Promise<void>;
 }

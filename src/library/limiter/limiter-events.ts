@@ -11,6 +11,7 @@ export interface LimiterEvents {
   recordDecision(backend: BackendName, decision: Decision): void;
   /** Once per call that reached the shared backend, with its wall time. */
   observeBackendCall(backend: BackendName, durationSeconds: number): void;
-  outageStarted(backend: BackendName): void;
-  outageEnded(backend: BackendName): void;
+  /** `shard`: the shard (an RTDB database) whose outage this is, when the store has several; else the whole store's. */
+  outageStarted(backend: BackendName, shard?: string): void;
+  outageEnded(backend: BackendName, shard?: string): void;
 }

@@ -10,6 +10,12 @@ export interface OutageGuardOptions {
   readonly backend: BackendName;
   /** Which limiter this guards, for the log lines (one service runs several on one backend). */
   readonly limiter?: string;
+  /**
+   * Which shard of the store this guards (an RTDB database's URL), when each
+   * shard has a guard of its own (ShardedGuard): named in the log lines and
+   * the metrics. Never a secret.
+   */
+  readonly shard?: string;
   /** Deadline for one backend call; a call past it is a failure. Default 1500 (set by createRateLimiter). */
   readonly timeoutMs: number;
   /** At most one call reaches the backend per this interval during an outage. Default 5000 (set by createRateLimiter). */
@@ -65,7 +71,7 @@ export class OutageGuard implements BackendGuard {
     }
     this.options = options;
     this.clock = options.clock ?? monotonicNowMs;
-    options.metrics?.outageEnded(options.backend);
+    options.metrics?.outageEnded(options.backend, options.shard);
   }
 
   get state(): OutageState {
@@ -138,12 +144,13 @@ export class OutageGuard implements BackendGuard {
     this.nextProbeAtMs = nowMs + this.options.probeIntervalMs;
     this.failedProbes = 0;
     this.outages++;
-    this.options.metrics?.outageStarted(this.options.backend);
+    this.options.metrics?.outageStarted(this.options.backend, this.options.shard);
     // Class and code only: an error message may carry a connection URL with its password.
     this.options.logger.warn('rate limit backend outage started; answering by the failure policy and probing the backend', {
       event: 'ratelimit.outage_started',
       backend: this.options.backend,
       limiter: this.options.limiter,
+      ...(this.options.shard !== undefined && { shard: this.options.shard }),
       cause,
       error: describeError(error),
       timeoutMs: this.options.timeoutMs,
@@ -155,11 +162,12 @@ export class OutageGuard implements BackendGuard {
     const sinceMs = this.sinceMs ?? nowMs;
     this.sinceMs = undefined;
     this.generation++;
-    this.options.metrics?.outageEnded(this.options.backend);
+    this.options.metrics?.outageEnded(this.options.backend, this.options.shard);
     this.options.logger.info('rate limit backend outage ended; shared decisions resumed', {
       event: 'ratelimit.outage_ended',
       backend: this.options.backend,
       limiter: this.options.limiter,
+      ...(this.options.shard !== undefined && { shard: this.options.shard }),
       durationMs: Math.max(0, nowMs - sinceMs),
       failedProbes: this.failedProbes,
     });

@@ -216,14 +216,14 @@ export class WindowRateLimiter implements RateLimiter {
     }
     const owed = this.ledger.take(ledgerKey, nowMs);
     if (owed !== undefined) {
-      const written = await guard.run(() => store.adjust(key, nowMs, owed.policies, owed.adjustments), budget);
+      const written = await guard.run(() => store.adjust(key, nowMs, owed.policies, owed.adjustments), budget, store.shardOf?.(key));
       if (!written.ok) {
         this.restoreUnlessLanded(ledgerKey, owed, written);
         // Not the write-back's late outcome: the consume that never ran has none.
         return { ok: false, cause: written.cause, error: written.error, retryAfterMs: written.retryAfterMs };
       }
     }
-    return guard.run(() => store.consume(key, nowMs, policies, cost), budget);
+    return guard.run(() => store.consume(key, nowMs, policies, cost), budget, store.shardOf?.(key));
   }
 
   /** Keys the refusal cache holds now; for tests and metrics. */
@@ -262,7 +262,7 @@ export class WindowRateLimiter implements RateLimiter {
     for (let i = 0; i < pending.length; i += RECONCILE_CONCURRENCY) {
       await Promise.all(
         pending.slice(i, i + RECONCILE_CONCURRENCY).map(async (item: PendingReconciliation) => {
-          const result = await this.parts.guard.run(() => this.parts.store.adjust(item.key, nowMs, item.policies, item.adjustments));
+          const result = await this.parts.guard.run(() => this.parts.store.adjust(item.key, nowMs, item.policies, item.adjustments), undefined, this.parts.store.shardOf?.(item.key));
           if (result.ok) {
             written++;
             units += item.adjustments[0]?.deltaUnits ?? 0;
@@ -309,7 +309,7 @@ export class WindowRateLimiter implements RateLimiter {
       this.ledger.grantLocally(ledgerKey, key, policies, -cost, nowMs, nowMs);
       return;
     }
-    await this.parts.guard.run(() => store.adjust(key, nowMs, policies, refunds), options.budget);
+    await this.parts.guard.run(() => store.adjust(key, nowMs, policies, refunds), options.budget, store.shardOf?.(key));
   }
 
   /** Every return of consume passes here, synchronously: metrics cost no extra promise. */

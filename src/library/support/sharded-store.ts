@@ -14,7 +14,9 @@ export interface StoreShard {
  * rendezvousIndex picks for it (rendezvous.ts), so every call on a key is one
  * atomic step in one database and its figure is exact as on a single one;
  * keys spread over the databases, and so does their write load. Each shard
- * keeps its own connection, listeners and sweeper (ADR 0057).
+ * keeps its own connection, listeners and sweeper (ADR 0057), and, through
+ * shardOf, its own outage: a failing database puts only its keys on local
+ * windows.
  */
 export class ShardedLimitStore implements LimitStore {
   readonly backend: LimitStore['backend'];
@@ -37,6 +39,11 @@ export class ShardedLimitStore implements LimitStore {
   /** Which shard (its index in the list given) holds `key`. */
   shardIndexOf(key: string): number {
     return rendezvousIndex(key, this.ids);
+  }
+
+  /** The id of the shard that holds `key`: the limiter keeps one outage per shard (ShardedGuard). */
+  shardOf(key: string): string {
+    return this.ids[rendezvousIndex(key, this.ids)] as string;
   }
 
   consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
