@@ -193,20 +193,22 @@ describe.each([
   ['frozen (SIGSTOP: its sockets stay open, nothing answers)', 'freeze'],
   ['killed with -9', 'kill'],
 ] as const)('a master %s', (_, how) => {
-  test('its keys are shared again within the node timeout + 10 s, from the promoted replica with their count, and keys of the other shards never fail meanwhile', async () => {
+  test('through the limiter: its keys are shared again within the node timeout + 10 s, from the promoted replica with their count, and the keys of the other shards never stop being shared', async () => {
     // After the previous case the demoted master may still be resyncing: a master without a replica in sync cannot fail over.
     await cluster.whenHealthy(20_000);
     const prefix = `${how}:`;
     const store = new RedisWindowStore({ url: cluster.url, mode: 'cluster', keyPrefix: prefix, commandTimeoutMs: 500 });
-    opened.push(store);
-    expect(await store.whenReady(5000)).toBe(true);
+    // One outage per shard (ADR 0061): the limiter answers the victim's keys locally, and only those.
+    const limiter = await createRateLimiter({ store, policies: ONE_LIMIT, clock: () => NOW_MS, timeoutMs: 500, probeIntervalMs: 200 });
+    opened.push(limiter);
+    expect(await limiter.whenReady(5000)).toBe(true);
     const tokens = Array.from({ length: 60 }, (_, i) => `tok_${how}${i}`);
     const portOf = new Map(tokens.map((t) => [t, cluster.masterPortOf(`${prefix}{${t}}`)]));
     const victimPort = portOf.get(tokens[0] as string) as number;
     const victim = tokens.filter((t) => portOf.get(t) === victimPort);
     const others = tokens.filter((t) => portOf.get(t) !== victimPort);
     expect(new Set(others.map((t) => portOf.get(t))).size).toBe(2);
-    for (const token of tokens) await store.consume(token, NOW_MS, ONE_LIMIT, 1);
+    for (const token of tokens) expect(await limiter.consume(token)).toMatchObject({ shared: true });
     // Replication is asynchronous: wait until the victim's replica has the count, so the figure after the failover is known.
     const raw = createCluster({ rootNodes: [{ url: cluster.url.split(',')[0] as string }] });
     await raw.connect();
@@ -220,23 +222,43 @@ describe.each([
     else cluster.suspend(victimPort);
     const killedAtMs = Date.now();
     let otherFailures = 0;
+    let victimLocal = 0;
     let sharedAgainAfterMs: number | undefined;
     while (Date.now() - killedAtMs < NODE_TIMEOUT_MS + 10_000) {
-      const [victimOk, ...othersOk] = await Promise.all([victim[0] as string, ...others].map((t) => store.consume(t, NOW_MS, ONE_LIMIT, 0).then(() => true, () => false)));
-      otherFailures += othersOk.filter((ok) => !ok).length;
-      if (victimOk) {
+      // Cost 0: reads, so the figure stays put while the test polls.
+      const [onVictim, ...onOthers] = await Promise.all([victim[0] as string, ...others].map((t) => limiter.consume(t, { cost: 0 })));
+      otherFailures += onOthers.filter((decision) => !decision.shared).length;
+      if (onVictim?.shared === true) {
         sharedAgainAfterMs = Date.now() - killedAtMs;
         break;
       }
+      victimLocal++;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     // Asked before a frozen master resumes: until it hears it was replaced it still calls itself master.
     const servedBy = sharedAgainAfterMs === undefined ? victimPort : cluster.masterPortOf(`${prefix}{${victim[0] as string}}`);
     if (how === 'freeze') cluster.resume(victimPort);
-    expect({ sharedAgainWithinBound: sharedAgainAfterMs !== undefined, otherFailures }).toEqual({ sharedAgainWithinBound: true, otherFailures: 0 });
+    expect({ sharedAgainWithinBound: sharedAgainAfterMs !== undefined, otherFailures, victimSeenDown: victimLocal > 0 }).toEqual({ sharedAgainWithinBound: true, otherFailures: 0, victimSeenDown: true });
     // The promoted replica holds what the dead master had counted: the figure went on, not back to zero.
-    const after = await store.consume(victim[0] as string, NOW_MS, ONE_LIMIT, 0);
-    expect(after.decisions[0]?.remaining).toBe(4);
+    const after = await limiter.consume(victim[0] as string, { cost: 0 });
+    expect(after.shared).toBe(true);
+    expect(after.remaining).toBe(4);
     expect(servedBy).not.toBe(victimPort);
   }, 60_000);
 });
+
+test('the store computes each key\'s slot as the cluster does (CLUSTER KEYSLOT), unicode included', async () => {
+  const { clusterSlotOfKey } = await import('../../src/library/backends/redis/cluster-slot');
+  const raw = createCluster({ rootNodes: [{ url: cluster.url.split(',')[0] as string }] });
+  await raw.connect();
+  try {
+    const tags = ['tok_a', 'tök_ü', '日本語のキー', 'addr:2001:db8::1', '\u0001}x', '}x', 'a{b}c', 'a{}b', 'a'.repeat(300), ...Array.from({ length: 100 }, (_, i) => `tok_${i * 7919}`)];
+    const keys = tags.flatMap((tag) => [tag, `firelimit:{${tag}}:0`]);
+    for (const key of keys) {
+      expect([key, clusterSlotOfKey(key)]).toEqual([key, await raw.sendCommand(undefined, true, ['CLUSTER', 'KEYSLOT', key])]);
+    }
+  } finally {
+    raw.destroy();
+  }
+});
+

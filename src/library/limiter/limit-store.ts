@@ -50,8 +50,9 @@ export interface LimitStore {
    * Which of the store's shards holds `key` (an RTDB database's id), for a
    * store spread over several: the limiter then keeps one outage per shard,
    * so a failing database puts only its own keys on local windows. Absent:
-   * one store, one outage.
+   * one store, one outage. Undefined for a key: the whole store's outage
+   * (a cluster whose topology is not known yet).
    */
-  shardOf?(key: string): string;
+  shardOf?(key: string): string | undefined;
   close(): Promise<void>;
 }

@@ -83,6 +83,11 @@ export class OutageGuard implements BackendGuard {
     return this.outages;
   }
 
+  /** Ends an open outage now, as a successful probe would: the backend was seen answering by another way (ShardedGuard). */
+  recover(): void {
+    if (this.sinceMs !== undefined) this.close(this.clock());
+  }
+
   run<T>(call: () => Promise<T>, budget?: WaitBudget): Promise<GuardedResult<T>> {
     const timeoutMs = budget === undefined ? this.options.timeoutMs : Math.min(this.options.timeoutMs, budget.leftMs());
     // The request has waited its whole budget on other calls: this one is not sent, and says nothing about the backend.

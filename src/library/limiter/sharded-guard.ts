@@ -19,7 +19,12 @@ export class ShardedGuard implements BackendGuard {
   }
 
   run<T>(call: () => Promise<T>, budget?: WaitBudget, shard?: string): Promise<GuardedResult<T>> {
-    return this.guardOf(shard).run(call, budget);
+    if (shard === undefined || !this.whole.state.open) return this.guardOf(shard).run(call, budget);
+    return this.guardOf(shard).run(call, budget).then((result) => {
+      // A shard answered: whatever opened the store-wide outage (a cluster whose topology was not known yet) is over.
+      if (result.ok) this.whole.recover();
+      return result;
+    });
   }
 
   /** The guard of one shard (the store-wide one for undefined); for tests and health checks. */

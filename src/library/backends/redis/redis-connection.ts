@@ -39,6 +39,13 @@ export interface RedisConnection {
    * and the client, seeing no disconnect, would never look for its successor.
    */
   suspect(routingKey: string | undefined): void;
+  /**
+   * Cluster only: which shard serves `slot`, named by its slot range
+   * (`slots 0-5460`), which a failover keeps, so the limiter's outage for it
+   * ends when the promoted replica answers. Undefined before the topology is
+   * known.
+   */
+  shardOfSlot?(slot: number): string | undefined;
   destroy(): void;
 }
 
@@ -133,6 +140,7 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
   let lastRefreshMs = Number.NEGATIVE_INFINITY;
   const loadsInFlight = new WeakMap<object, Map<string, Promise<unknown>>>();
   const readyListeners = new Set<() => void>();
+  const rangeNames = new WeakMap<object, string>();
   // Asked of the other nodes: asking the frozen one would hang as the command did. Until the cluster has
   // promoted a replica they name the same master, and the next deadline asks again.
   const refreshWithout = async (routingKey: string): Promise<void> => {
@@ -190,6 +198,22 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
       return loading;
     },
     whenReady: (timeoutMs) => waitFor(() => cluster.isReady, (listener) => readyListeners.add(listener), (listener) => readyListeners.delete(listener), timeoutMs),
+    shardOfSlot(slot) {
+      const shards = cluster.slots as readonly object[];
+      const shard = shards[slot];
+      if (shard === undefined) return undefined;
+      let name = rangeNames.get(shard);
+      if (name === undefined) {
+        // Once per shard object per topology: the run of slots that share it.
+        let first = slot;
+        while (first > 0 && shards[first - 1] === shard) first--;
+        let last = slot;
+        while (last < shards.length - 1 && shards[last + 1] === shard) last++;
+        name = `slots ${first}-${last}`;
+        rangeNames.set(shard, name);
+      }
+      return name;
+    },
     suspect(routingKey) {
       const nowMs = Date.now();
       if (closed || !cluster.isReady || routingKey === undefined || nowMs - lastRefreshMs < CLUSTER_TOPOLOGY_REFRESH_MS) return;

@@ -11,6 +11,7 @@ import { isNoScriptError, REDIS_BAD_REPLY, REDIS_TIMEOUT, RedisStoreError } from
 import { openRedisConnection, type RedisConnection } from './redis-connection';
 import { RedisErrorReporter } from './redis-error-reporter';
 import { parseRedisSeeds, type RedisMode } from './redis-url';
+import { clusterSlotOfKey } from './cluster-slot';
 import type { RedisStoreOptions } from '../../store-options';
 
 
@@ -51,6 +52,8 @@ export class RedisWindowStore implements LimitStore {
   private readonly client: RedisConnection;
   private readonly url: string;
   private readonly mode: RedisMode;
+  /** Cluster only: the slot range serving a key, so the limiter keeps one outage per shard (ADR 0061). */
+  readonly shardOf?: (key: string) => string | undefined;
   private readonly keyPrefix: string;
   private readonly ttlMarginArg: string;
   private readonly commandTimeoutMs: number;
@@ -89,6 +92,11 @@ export class RedisWindowStore implements LimitStore {
       },
       onReady: () => this.errors.markUp(),
     });
+    if (this.mode === 'cluster') {
+      const client = this.client;
+      // The slot of the decision's keys (each starts with the prefix and the tag): computed here, not asked of the cluster.
+      this.shardOf = (key) => client.shardOfSlot?.(clusterSlotOfKey(this.keyPrefix + this.tagged(key)));
+    }
   }
 
   /** SCRIPT LOADs performed so far (first use, and each NOSCRIPT); for tests and metrics. */
