@@ -1,6 +1,8 @@
-import type { Adjustment } from '../algorithms/algorithm';
+import type { Adjustment, AnyAlgorithm } from '../algorithms';
 import { compiledSetOf, type CompiledPolicySet } from '../compiled-policy-set';
 import { adjustSet, assertValidAdjustments, compiledExpiresAtMs, decideOne, decideSet } from '../decide-set';
+import type { WindowDecision } from '../decision';
+import { assertValidKey } from '../key';
 import type { LimitStore, StoreDecision } from '../limit-store';
 import type { PolicySet } from '../policy';
 
@@ -71,6 +73,32 @@ export class MemoryWindowStore implements LimitStore {
     return result;
   }
 
+  /**
+   * consumeSync of a one-policy set, answering the policy's own decision: no
+   * states or decisions arrays and no set result, for the limiter's hot path.
+   * `checkNewKey`: the key is validated here (assertValidKey) when the store
+   * does not hold it yet; a held key was validated when it was first written,
+   * so a known client's decision skips the scan of its key.
+   */
+  decideOneSync(key: string, nowMs: number, set: CompiledPolicySet, cost: number, checkNewKey = false): WindowDecision {
+    const slots = this.slotsOf(key, nowMs);
+    if (slots === undefined && checkNewKey) assertValidKey(key);
+    const slot = set.slots[0] as string;
+    const algorithm = set.algorithms[0] as AnyAlgorithm;
+    const policy = set.policies[0];
+    const { decision, next } = algorithm.decide(slots === undefined ? null : (slots[slot] ?? null), nowMs, policy, cost);
+    if (next !== null) {
+      let target = slots;
+      if (target === undefined) {
+        target = {};
+        this.current.set(key, target);
+      }
+      target[slot] = next;
+      this.noteExpiry(algorithm.expiresAtMs(next, policy), nowMs);
+    }
+    return decision;
+  }
+
   adjustSync(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): void {
     const set = compiledSetOf(policies);
     const slots = this.slotsOf(key, nowMs);
@@ -105,7 +133,11 @@ export class MemoryWindowStore implements LimitStore {
     }
     for (let i = 0; i < set.size; i++) target[set.slots[i] as string] = states[i] ?? null;
     const setExpiryMs = compiledExpiresAtMs(states, set);
-    if (setExpiryMs === null) return;
+    if (setExpiryMs !== null) this.noteExpiry(setExpiryMs, nowMs);
+  }
+
+  /** A state written at nowMs that expires at setExpiryMs: the rotation must keep it that long. */
+  private noteExpiry(setExpiryMs: number, nowMs: number): void {
     // Kept lagMarginMs past its expiry, like Redis' TTL margin: a clock that steps back behind the
     // expiry must still find the count, not an empty window.
     const expiresAtMs = setExpiryMs + this.lagMarginMs;
