@@ -67,7 +67,7 @@ export class MemoryWindowStore implements LimitStore {
     // One policy (the common case): its state straight from its slot, no states array in between.
     const result =
       set.size === 1
-        ? decideOne(set, slots === undefined ? null : (slots[set.slots[0] as string] ?? null), nowMs, cost)
+        ? decideOne(set, stateIn(slots, set.slots[0] as string, set.algorithms[0] as AnyAlgorithm), nowMs, cost)
         : decideSet(readStates(slots, set), nowMs, policies, cost);
     if (result.changed) this.write(key, slots, nowMs, set, result.states);
     return result;
@@ -86,14 +86,14 @@ export class MemoryWindowStore implements LimitStore {
     const slot = set.slots[0] as string;
     const algorithm = set.algorithms[0] as AnyAlgorithm;
     const policy = set.policies[0];
-    const { decision, next } = algorithm.decide(slots === undefined ? null : (slots[slot] ?? null), nowMs, policy, cost);
+    const { decision, next } = algorithm.decide(stateIn(slots, slot, algorithm), nowMs, policy, cost);
     if (next !== null) {
       let target = slots;
       if (target === undefined) {
         target = {};
         this.current.set(key, target);
       }
-      target[slot] = next;
+      target[slot] = algorithm.pack === undefined ? next : algorithm.pack(next);
       this.noteExpiry(algorithm.expiresAtMs(next, policy), nowMs);
     }
     return decision;
@@ -131,7 +131,11 @@ export class MemoryWindowStore implements LimitStore {
       target = {};
       this.current.set(key, target);
     }
-    for (let i = 0; i < set.size; i++) target[set.slots[i] as string] = states[i] ?? null;
+    for (let i = 0; i < set.size; i++) {
+      const state = states[i] ?? null;
+      const algorithm = set.algorithms[i] as AnyAlgorithm;
+      target[set.slots[i] as string] = state === null || algorithm.pack === undefined ? state : algorithm.pack(state);
+    }
     const setExpiryMs = compiledExpiresAtMs(states, set);
     if (setExpiryMs !== null) this.noteExpiry(setExpiryMs, nowMs);
   }
@@ -185,6 +189,13 @@ function readStates(slots: Slots | undefined, set: CompiledPolicySet): unknown[]
   const states: unknown[] = [];
   // The slot names are built once per set (compiled-policy-set.ts): a freshly built string as a
   // property key costs V8 a string-table lookup on every access.
-  for (const slot of set.slots) states.push(slots === undefined ? null : (slots[slot] ?? null));
+  for (let i = 0; i < set.size; i++) states.push(stateIn(slots, set.slots[i] as string, set.algorithms[i] as AnyAlgorithm));
   return states;
+}
+
+/** The state held in `slot` (null: empty), unpacked when its algorithm keeps a packed form. */
+function stateIn(slots: Slots | undefined, slot: string, algorithm: AnyAlgorithm): unknown {
+  const held = slots === undefined ? undefined : slots[slot];
+  if (held === undefined || held === null) return null;
+  return algorithm.unpack === undefined ? held : algorithm.unpack(held);
 }
