@@ -26,6 +26,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'admission', file: 'admission-bench', exportName: 'runAdmissionBench' },
   { name: 'attack', file: 'attack-bench', exportName: 'runAttackBench' },
   { name: 'algorithms', file: 'algorithms-bench', exportName: 'runAlgorithmsBench' },
+  { name: 'log-bytes', file: 'sliding-log-bytes', exportName: 'runSlidingLogBytes' },
   { name: 'upstream-hot-key', file: 'upstream-hot-key-bench', exportName: 'runUpstreamHotKeyBench' },
   { name: 'mcp-call', file: 'mcp-call-bench', exportName: 'runMcpCallBench' },
   { name: 'overrides', file: 'overrides-bench', exportName: 'runOverridesBench' },
