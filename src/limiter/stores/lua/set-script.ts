@@ -47,10 +47,10 @@ const TWINS: Readonly<Record<AlgorithmName, LuaTwin>> = {
 function dispatch(): string {
   const branches = Object.entries(TWINS).map(([name, twin], i) => `${i === 0 ? 'if' : 'elseif'} name == '${name}' then\n${twin.body}`);
   return `local base = 3 + (i - 1) * 6
-local name = ARGV[base + 1]
-local limit = tonumber(ARGV[base + 2])
-local windowMs = tonumber(ARGV[base + 3])
-local burst = tonumber(ARGV[base + 4])
+local name = argv[base + 1]
+local limit = tonumber(argv[base + 2])
+local windowMs = tonumber(argv[base + 3])
+local burst = tonumber(argv[base + 4])
 ${LUA_TWIN_LOCALS}
 ${branches.join('\n')}
 else
@@ -58,21 +58,23 @@ else
 end`;
 }
 
-/** Lua that writes `wValue` (set, or false: deleted) to KEYS[i] until `wExpiresAtMs`, plus the TTL margin. */
+/** Lua that writes `value` (a string, or false: deleted) to `key` until `expiresAtMs`, plus the TTL margin. */
 const COMMIT = `if value then
   local ttl = expiresAtMs - nowMs + ttlMarginMs
   if ttl < 1 then
     ttl = 1
   end
-  redis.call('SET', KEYS[i], value, 'PX', string.format('%d', ttl))
+  redis.call('SET', key, value, 'PX', string.format('%d', ttl))
 else
-  redis.call('DEL', KEYS[i])
+  redis.call('DEL', key)
 end`;
 
 export const SET_SCRIPT = `
-local mode = ARGV[1]
-local nowMs = tonumber(ARGV[2])
-local ttlMarginMs = tonumber(ARGV[3])
+-- Globals read once: each use of a global is a lookup in the globals table.
+local argv = ARGV
+local mode = argv[1]
+local nowMs = tonumber(argv[2])
+local ttlMarginMs = tonumber(argv[3])
 local keyCount = #KEYS
 local out = nil
 local allowedAll = true
@@ -83,7 +85,8 @@ if keyCount > 1 then
 end
 
 for i = 1, keyCount do
-  local raw = redis.call('GET', KEYS[i])
+  local key = KEYS[i]
+  local raw = redis.call('GET', key)
   -- A stored value holding an integer past 2^53 - 1 is junk, read as no value: no store writes one,
   -- the TypeScript side refuses it (parseState), and the twins' doubles would overflow (a token bucket
   -- updated at 1e20 ms refused its key for good, with a retryAfterMs of -2^63). Found by
@@ -97,8 +100,8 @@ for i = 1, keyCount do
       end
     end
   end
-  local amount = tonumber(ARGV[3 + (i - 1) * 6 + 5])
-  local atLeastRaw = ARGV[3 + (i - 1) * 6 + 6]
+  local amount = tonumber(argv[3 + (i - 1) * 6 + 5])
+  local atLeastRaw = argv[3 + (i - 1) * 6 + 6]
 ${dispatch()}
   local value = raw
   if keyCount == 1 then
@@ -151,6 +154,7 @@ if keyCount > 1 then
   for i = 1, keyCount do
     local value = values[i]
     if value ~= nil and (allowedAll or mode ~= 'decide') then
+      local key = KEYS[i]
       local expiresAtMs = expiries[i]
 ${COMMIT}
       if mode == 'decide' then
