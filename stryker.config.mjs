@@ -26,7 +26,7 @@ export default {
   tsconfigFile: 'tsconfig.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   mutate: [
-    // The algorithms (what was src/limiter/algorithms/): the rest of window/ is listed below by name.
+    // The algorithms (what was src/library/window/): the rest of window/ is listed below by name.
     'src/library/window/{algorithm,algorithms,fixed-window,sliding-window,sliding-log,token-bucket,leaky-bucket}.ts',
     'src/policies/*.ts',
     'src/library/schedule/*.ts',

@@ -6,6 +6,7 @@ import { createRateLimiter } from '../src/library/limiter/create-rate-limiter';
 import { MAX_SLIDING_LOG_LIMIT, type PolicySet, type RateLimitPolicy } from '../src/library/window/policy';
 import { MemoryWindowStore } from '../src/library/memory/memory-store';
 import { sendCpuUsage } from './bench-child';
+import { printTable } from './bench-table';
 
 /**
  * The in-process candidates of `npm run bench -- algorithms`, each run in a
@@ -194,7 +195,10 @@ async function timeBlock(call: Call, keys: readonly string[], offset: number, ca
   return ((user + system) * 1000) / calls;
 }
 
-if (require.main === module) {
+if (require.main === module && process.argv[2] === '--log-bytes') {
+  // `npx tsx bench/algorithms-memory.ts --log-bytes`: a full sliding log's bytes per entry, memory and Redis.
+  void import('./sliding-log-bytes').then(({ runSlidingLogBytes }) => runSlidingLogBytes().then(printTable));
+} else if (require.main === module) {
   const [flag, id, keyCount, warmupCalls] = process.argv.slice(2);
   if (flag !== '--candidate' || id === undefined) throw new Error('usage: algorithms-memory.ts --candidate ID KEYS WARMUP');
   child(id, Number(keyCount), Number(warmupCalls)).catch((error: unknown) => {

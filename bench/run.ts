@@ -26,6 +26,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'admission', file: 'admission-bench', exportName: 'runAdmissionBench' },
   { name: 'attack', file: 'attack-bench', exportName: 'runAttackBench' },
   { name: 'algorithms', file: 'algorithms-bench', exportName: 'runAlgorithmsBench' },
+  { name: 'log-bytes', file: 'sliding-log-bytes', exportName: 'runSlidingLogBytes' },
   { name: 'upstream-hot-key', file: 'upstream-hot-key-bench', exportName: 'runUpstreamHotKeyBench' },
   { name: 'mcp-call', file: 'mcp-call-bench', exportName: 'runMcpCallBench' },
   { name: 'overrides', file: 'overrides-bench', exportName: 'runOverridesBench' },
@@ -33,7 +34,8 @@ const SECTIONS: readonly Section[] = [
   { name: 'gateway', file: 'gateway-bench', exportName: 'runGatewayBench' },
 ];
 
-type Runner = () => Promise<BenchTable>;
+/** A section prints one table, or several measured in the same run. */
+type Runner = () => Promise<BenchTable | BenchTable[]>;
 
 function sectionFileExists(file: string): boolean {
   return ['.ts', '.js'].some((ext) => existsSync(path.join(__dirname, `${file}${ext}`)));
@@ -81,7 +83,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       continue;
     }
     try {
-      printTable(await runner());
+      const tables = await runner();
+      for (const table of Array.isArray(tables) ? tables : [tables]) printTable(table);
     } catch (error) {
       failures++;
       console.error(`section "${section.name}" failed:`, error);

@@ -1,6 +1,7 @@
-import { ALGORITHMS } from '../window/algorithms';
+import { ALGORITHMS, type AlgorithmName } from '../window/algorithms';
+import type { CompiledPolicySet } from '../window/compiled-policy-set';
 import { mostRestrictive, policyDecisions } from '../window/decide-set';
-import { decisionHeadedBy, type Decision, type PolicyDecision } from '../window/decision';
+import { decisionHeadedBy, type Decision, type PolicyDecision, type WindowDecision } from '../window/decision';
 import type { StoreDecision } from './limit-store';
 import { algorithmOf, type PolicySet } from '../window/policy';
 
@@ -14,6 +15,21 @@ export function toDecision(
   const named = policyDecisions(result.decisions, policies);
   const top = named.length === 1 ? (named[0] as PolicyDecision) : mostRestrictive(named);
   return decisionHeadedBy(top, result.allowed, shared, reason, named);
+}
+
+/**
+ * toDecision of a one-policy set's only decision, built in two objects and an
+ * array (the fewest a Decision can be): the memory limiter's path, where these
+ * allocations were most of a decision's cost.
+ */
+export function decisionOfOne(d: WindowDecision, set: CompiledPolicySet, shared: boolean): Decision {
+  const policy = set.policies[0];
+  const { allowed, limit, remaining, resetAtMs, retryAfterMs } = d;
+  const { name: policyName, windowMs, limit: perWindow } = policy;
+  const algorithm = set.algorithmNames[0] as AlgorithmName;
+  const named: PolicyDecision = { allowed, limit, remaining, resetAtMs, retryAfterMs, policyName, windowMs, perWindow, algorithm };
+  const reason = allowed ? 'within_limit' : 'limit';
+  return { allowed, limit, remaining, resetAtMs, retryAfterMs, policyName, windowMs, perWindow, algorithm, shared, reason, policies: [named] };
 }
 
 /** Fail-closed: refused by every policy until the backend is worth asking again. Not a rate-limit hit. */

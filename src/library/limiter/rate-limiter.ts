@@ -1,12 +1,13 @@
 import type { Logger } from '../../shared/logger';
 import type { BackendGuard, GuardedResult, LateOutcome } from './backend-guard';
+import { compiledSetOf } from '../window/compiled-policy-set';
 import { setExpiresAtMs } from '../window/decide-set';
 import type { Decision } from '../window/decision';
 import { assertValidKey } from '../window/key';
 import type { LimiterEvents } from './limiter-events';
 import type { BackendName, LimitStore, StoreDecision } from './limit-store';
 import { LandingTracker } from './landing-tracker';
-import { toDecision, unavailable } from './limiter-decisions';
+import { decisionOfOne, toDecision, unavailable } from './limiter-decisions';
 import { MIN_OUTAGE_RETRY_AFTER_MS } from './outage-guard';
 import { OutageLedger, type PendingReconciliation } from './outage-ledger';
 import { policySetOf, requiredPolicySet, setIdOf, type PolicyChoice } from '../window/policy-choice';
@@ -118,12 +119,18 @@ export class WindowRateLimiter implements RateLimiter {
     try {
       const cost = options.cost ?? 1;
       const policies = options.policy === undefined && options.policies === undefined ? this.policies : policySetOf(options, this.policies);
+      const { syncStore } = this;
+      const memory = syncStore !== undefined && syncStore.consume === memoryConsume;
+      if (memory && cost === 1) {
+        const set = compiledSetOf(policies);
+        // The key is checked by the store, only when it holds no state for it (every key it holds passed).
+        if (set.size === 1) return Promise.resolve(this.record(decisionOfOne(syncStore.decideOneSync(key, this.parts.clock(), set, 1, true), set, false)));
+      }
       assertValidKey(key);
       // The default cost needs no check.
       if (cost !== 1) assertValidCost(cost);
       const nowMs = this.parts.clock();
-      const { syncStore } = this;
-      if (syncStore !== undefined && syncStore.consume === memoryConsume) return Promise.resolve(this.record(toDecision(syncStore.consumeSync(key, nowMs, policies, cost), policies, false)));
+      if (memory) return Promise.resolve(this.record(toDecision(syncStore.consumeSync(key, nowMs, policies, cost), policies, false)));
       return this.consumeFrom(key, nowMs, policies, cost, options.budget);
     } catch (error) {
       return Promise.reject(error);

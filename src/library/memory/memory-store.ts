@@ -1,6 +1,8 @@
-import type { Adjustment } from '../window/algorithm';
+import type { Adjustment, AnyAlgorithm } from '../window/algorithms';
 import { compiledSetOf, type CompiledPolicySet } from '../window/compiled-policy-set';
 import { adjustSet, assertValidAdjustments, compiledExpiresAtMs, decideOne, decideSet } from '../window/decide-set';
+import type { WindowDecision } from '../window/decision';
+import { assertValidKey } from '../window/key';
 import type { LimitStore, StoreDecision } from '../limiter/limit-store';
 import type { PolicySet } from '../window/policy';
 
@@ -65,10 +67,36 @@ export class MemoryWindowStore implements LimitStore {
     // One policy (the common case): its state straight from its slot, no states array in between.
     const result =
       set.size === 1
-        ? decideOne(set, slots === undefined ? null : (slots[set.slots[0] as string] ?? null), nowMs, cost)
+        ? decideOne(set, stateIn(slots, set.slots[0] as string, set.algorithms[0] as AnyAlgorithm), nowMs, cost)
         : decideSet(readStates(slots, set), nowMs, policies, cost);
     if (result.changed) this.write(key, slots, nowMs, set, result.states);
     return result;
+  }
+
+  /**
+   * consumeSync of a one-policy set, answering the policy's own decision: no
+   * states or decisions arrays and no set result, for the limiter's hot path.
+   * `checkNewKey`: the key is validated here (assertValidKey) when the store
+   * does not hold it yet; a held key was validated when it was first written,
+   * so a known client's decision skips the scan of its key.
+   */
+  decideOneSync(key: string, nowMs: number, set: CompiledPolicySet, cost: number, checkNewKey = false): WindowDecision {
+    const slots = this.slotsOf(key, nowMs);
+    if (slots === undefined && checkNewKey) assertValidKey(key);
+    const slot = set.slots[0] as string;
+    const algorithm = set.algorithms[0] as AnyAlgorithm;
+    const policy = set.policies[0];
+    const { decision, next } = algorithm.decide(stateIn(slots, slot, algorithm), nowMs, policy, cost);
+    if (next !== null) {
+      let target = slots;
+      if (target === undefined) {
+        target = {};
+        this.current.set(key, target);
+      }
+      target[slot] = algorithm.pack === undefined ? next : algorithm.pack(next);
+      this.noteExpiry(algorithm.expiresAtMs(next, policy), nowMs);
+    }
+    return decision;
   }
 
   adjustSync(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): void {
@@ -103,9 +131,17 @@ export class MemoryWindowStore implements LimitStore {
       target = {};
       this.current.set(key, target);
     }
-    for (let i = 0; i < set.size; i++) target[set.slots[i] as string] = states[i] ?? null;
+    for (let i = 0; i < set.size; i++) {
+      const state = states[i] ?? null;
+      const algorithm = set.algorithms[i] as AnyAlgorithm;
+      target[set.slots[i] as string] = state === null || algorithm.pack === undefined ? state : algorithm.pack(state);
+    }
     const setExpiryMs = compiledExpiresAtMs(states, set);
-    if (setExpiryMs === null) return;
+    if (setExpiryMs !== null) this.noteExpiry(setExpiryMs, nowMs);
+  }
+
+  /** A state written at nowMs that expires at setExpiryMs: the rotation must keep it that long. */
+  private noteExpiry(setExpiryMs: number, nowMs: number): void {
     // Kept lagMarginMs past its expiry, like Redis' TTL margin: a clock that steps back behind the
     // expiry must still find the count, not an empty window.
     const expiresAtMs = setExpiryMs + this.lagMarginMs;
@@ -153,6 +189,13 @@ function readStates(slots: Slots | undefined, set: CompiledPolicySet): unknown[]
   const states: unknown[] = [];
   // The slot names are built once per set (compiled-policy-set.ts): a freshly built string as a
   // property key costs V8 a string-table lookup on every access.
-  for (const slot of set.slots) states.push(slots === undefined ? null : (slots[slot] ?? null));
+  for (let i = 0; i < set.size; i++) states.push(stateIn(slots, set.slots[i] as string, set.algorithms[i] as AnyAlgorithm));
   return states;
+}
+
+/** The state held in `slot` (null: empty), unpacked when its algorithm keeps a packed form. */
+function stateIn(slots: Slots | undefined, slot: string, algorithm: AnyAlgorithm): unknown {
+  const held = slots === undefined ? undefined : slots[slot];
+  if (held === undefined || held === null) return null;
+  return algorithm.unpack === undefined ? held : algorithm.unpack(held);
 }

@@ -90,6 +90,14 @@ export interface Algorithm<S> {
   describe(params: LimitParams): string;
   /** Validates the stored shape read back from a store (junk → null), so a hand-edited node never breaks a decision. */
   parseState(value: unknown): S | null;
+  /**
+   * Optional, with `unpack`: the state in a compact form for a store that
+   * keeps values in this process (the memory store), where a state that grows
+   * with the limit would otherwise cost its JavaScript objects. Lossless:
+   * unpack(pack(s)) is s, field for field. Absent: the state is kept as it is.
+   */
+  pack?(state: S): unknown;
+  unpack?(packed: unknown): S;
 }
 
 /** Throws a RangeError naming the bad field; the scaled arithmetic must stay within exact integers. */

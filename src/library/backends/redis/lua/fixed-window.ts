@@ -16,21 +16,15 @@ import { luaTwin } from './twin-protocol';
  * hold it to the TypeScript; change one, change both.
  */
 export const FIXED_WINDOW_TWIN = luaTwin(`
-${luaParseIntegers('^(%d+):(%d+)$')}
-
-local function countIn(s, n)
-  if s and s[1] == n then
-    return s[2]
-  end
-  return 0
-end
-
-local state = parse(redis.call('GET', KEYS[1]))
+${luaParseIntegers('raw', '^(%d+):(%d+)$', ['stateWindow', 'stateCount'])}
 
 if mode == 'decide' then
   local cost = amount
-${luaLatestWindow(['state'], '  ')}
-  local spent = countIn(state, n)
+${luaLatestWindow(['stateWindow'], '  ')}
+  local spent = 0
+  if stateWindow == n then
+    spent = stateCount
+  end
   local resetAtMs = (n + 1) * windowMs
   local allowed = cost == 0 or spent + cost <= limit
   local count = spent
@@ -41,29 +35,38 @@ ${luaLatestWindow(['state'], '  ')}
   if remaining < 0 then
     remaining = 0
   end
-  local retryAfterMs = 0
+  rAllowed = allowed
+  rRemaining = remaining
+  rResetAtMs = resetAtMs
+  rRetryAfterMs = 0
   if not allowed then
-    retryAfterMs = resetAtMs - nowMs
+    rRetryAfterMs = resetAtMs - nowMs
   end
   if allowed and cost > 0 then
-    store(string.format('%d:%d', n, count), resetAtMs)
+    wValue = string.format('%d:%d', n, count)
+    wExpiresAtMs = resetAtMs
   end
-  return reply(allowed, remaining, resetAtMs, retryAfterMs)
+else
+  local delta = amount
+${luaParseIntegers('atLeastRaw', '^(%d+):(%d+)$', ['knownWindow', 'knownCount'])}
+${luaLatestWindow(['stateWindow', 'knownWindow'], '  ')}
+  local spent = 0
+  if stateWindow == n then
+    spent = stateCount
+  end
+  local known = 0
+  if knownWindow == n then
+    known = knownCount
+  end
+  local count = math.max(spent, known) + delta
+  if count < 0 then
+    count = 0
+  end
+  if count ~= spent then
+    wValue = string.format('%d:%d', n, count)
+    wExpiresAtMs = (n + 1) * windowMs
+  end
 end
-
-local delta = amount
-local atLeast = parse(atLeastRaw)
-${luaLatestWindow(['state', 'atLeast'])}
-local spent = countIn(state, n)
-local count = math.max(spent, countIn(atLeast, n)) + delta
-if count < 0 then
-  count = 0
-end
-if count == spent then
-  return {0}
-end
-store(string.format('%d:%d', n, count), (n + 1) * windowMs)
-return {1}
 `);
 
 export function formatFixedWindowValue(state: FixedWindowState): string {

@@ -1,5 +1,5 @@
 import type { LeakyBucketState } from '../../../window/leaky-bucket';
-import { LUA_CEIL_MS, luaParseIntegers } from './lua-fragments';
+import { luaCeilMsInto, luaParseIntegers } from './lua-fragments';
 import { luaTwin } from './twin-protocol';
 
 /**
@@ -9,53 +9,72 @@ import { luaTwin } from './twin-protocol';
  * arithmetic, line for line; test/integration/algorithm-lua-twins.test.ts holds
  * the two together.
  */
+// Times here are exact: whole ms and a remainder in 1/limit ms. Each helper below is Lua text
+// inlined where it is used (a Lua function would be a closure made on every call).
+
+/** Statements: new locals `m`, `r`, the time ms + rem/limit moved on by `units` emissions (units × windowMs / limit ms). */
+function shift(m: string, r: string, ms: string, rem: string, units: string): string {
+  return `local ${m}, ${r}
+do
+  local scaled = ${rem} + (${units}) * windowMs
+  local carry = math.floor(scaled / limit)
+  ${m} = ${ms} + carry
+  ${r} = scaled - carry * limit
+end`;
+}
+
+/** Statements: new locals `m`, `r`, the later of two exact times (the first on a tie). */
+function later(m: string, r: string, a: readonly [string, string], b: readonly [string, string]): string {
+  const [am, ar] = a;
+  const [bm, br] = b;
+  return `local ${m}, ${r} = ${bm}, ${br}
+if ${am} > ${bm} or (${am} == ${bm} and ${ar} >= ${br}) then
+  ${m}, ${r} = ${am}, ${ar}
+end`;
+}
+
+/** Statements: new locals `m`, `r`, a state's theoretical arrival time (its two locals, nil: none), normalised; now when none. */
+function tatOf(m: string, r: string, stateMs: string, stateRem: string): string {
+  return `local ${m}, ${r} = nowMs, 0
+if ${stateMs} then
+  local carry = math.floor(${stateRem} / limit)
+  ${m} = ${stateMs} + carry
+  ${r} = ${stateRem} - carry * limit
+end`;
+}
+
+/** Statements: a new local `target`, whether the time ms + rem/limit is at most `span`/limit ms ahead of now. */
+function withinSpan(target: string, ms: string, rem: string, span: string): string {
+  return `local ${target}
+do
+  local spanMs = math.floor((${span}) / limit)
+  local spanRem = (${span}) - spanMs * limit
+  local aheadMs = ${ms} - nowMs
+  ${target} = aheadMs < spanMs or (aheadMs == spanMs and ${rem} <= spanRem)
+end`;
+}
+
+const PATTERN = '^(%d+):(%d+)$';
+
 export const LEAKY_BUCKET_TWIN = luaTwin(`
-${luaParseIntegers('^(%d+):(%d+)$')}
-
-local function shift(ms, rem, units)
-  local r = rem + units * windowMs
-  local carry = math.floor(r / limit)
-  return ms + carry, r - carry * limit
-end
-
-local function later(am, ar, bm, br)
-  if am > bm or (am == bm and ar >= br) then
-    return am, ar
-  end
-  return bm, br
-end
-
-local function tatOf(s)
-  if not s then
-    return nowMs, 0
-  end
-  return shift(s[1], s[2], 0)
-end
-
-local function withinSpan(ms, rem, span)
-  local spanMs = math.floor(span / limit)
-  local spanRem = span - spanMs * limit
-  local aheadMs = ms - nowMs
-  return aheadMs < spanMs or (aheadMs == spanMs and rem <= spanRem)
-end
-
-${LUA_CEIL_MS}
-
-local state = parse(redis.call('GET', KEYS[1]))
+${luaParseIntegers('raw', PATTERN, ['stateMs', 'stateRem'])}
 
 if mode == 'decide' then
   local cost = amount
-  local tm, tr = tatOf(state)
-  local bm, br = later(tm, tr, nowMs, 0)
-  local mm, mr = shift(bm, br, cost)
-  local allowed = cost == 0 or (cost <= burst and withinSpan(mm, mr, burst * windowMs))
+${tatOf('tm', 'tr', 'stateMs', 'stateRem')}
+${later('bm', 'br', ['tm', 'tr'], ['nowMs', '0'])}
+${shift('mm', 'mr', 'bm', 'br', 'cost')}
+${withinSpan('fits', 'mm', 'mr', 'burst * windowMs')}
+  local allowed = cost == 0 or (cost <= burst and fits)
   local am, ar = bm, br
   if allowed then
     am, ar = mm, mr
   end
-  local resetAtMs = ceilMs(am, ar)
+  local resetAtMs = 0
+${luaCeilMsInto('resetAtMs', 'am', 'ar')}
   local remaining = 0
-  if withinSpan(am, ar, burst * windowMs) then
+${withinSpan('inside', 'am', 'ar', 'burst * windowMs')}
+  if inside then
     local aheadScaled = (am - nowMs) * limit + ar
     remaining = math.floor((burst * windowMs - aheadScaled) / windowMs)
   end
@@ -63,28 +82,33 @@ if mode == 'decide' then
   if not allowed and cost > burst then
     retryAfterMs = math.max(1, resetAtMs - nowMs)
   elseif not allowed then
-    local rm, rr = shift(bm, br, cost - burst)
-    retryAfterMs = ceilMs(rm, rr) - nowMs
+${shift('rm', 'rr', 'bm', 'br', 'cost - burst')}
+    local fitAtMs = 0
+${luaCeilMsInto('fitAtMs', 'rm', 'rr')}
+    retryAfterMs = fitAtMs - nowMs
   end
+  rAllowed = allowed
+  rRemaining = remaining
+  rResetAtMs = resetAtMs
+  rRetryAfterMs = retryAfterMs
   if allowed and cost > 0 then
-    store(string.format('%d:%d', am, ar), resetAtMs)
+    wValue = string.format('%d:%d', am, ar)
+    wExpiresAtMs = resetAtMs
   end
-  return reply(allowed, remaining, resetAtMs, retryAfterMs)
+else
+  local delta = amount
+${luaParseIntegers('atLeastRaw', PATTERN, ['knownMs', 'knownRem'])}
+${tatOf('sm', 'sr', 'stateMs', 'stateRem')}
+${later('om', 'orem', ['sm', 'sr'], ['nowMs', '0'])}
+${tatOf('km', 'kr', 'knownMs', 'knownRem')}
+${later('mm', 'mr', ['om', 'orem'], ['km', 'kr'])}
+${shift('dm', 'dr', 'mm', 'mr', 'delta')}
+${later('rm', 'rr', ['dm', 'dr'], ['nowMs', '0'])}
+  if rm ~= om or rr ~= orem then
+    wValue = string.format('%d:%d', rm, rr)
+${luaCeilMsInto('wExpiresAtMs', 'rm', 'rr')}
+  end
 end
-
-local delta = amount
-local atLeast = parse(atLeastRaw)
-local sm, sr = tatOf(state)
-local om, orem = later(sm, sr, nowMs, 0)
-local km, kr = tatOf(atLeast)
-local mm, mr = later(om, orem, km, kr)
-local dm, dr = shift(mm, mr, delta)
-local rm, rr = later(dm, dr, nowMs, 0)
-if rm == om and rr == orem then
-  return {0}
-end
-store(string.format('%d:%d', rm, rr), ceilMs(rm, rr))
-return {1}
 `);
 
 export function formatLeakyBucketValue(state: LeakyBucketState): string {

@@ -1,7 +1,8 @@
 /**
  * Lua more than one script in this folder needs, written once so a fix to one
- * reaches every script that runs it: constants pasted in as local functions,
- * and generators of Lua text for what the hot path cannot afford to call. The
+ * reaches every script that runs it: constants pasted in as local functions
+ * (for the scripts that still have them), and generators of Lua text for what
+ * the hot path cannot afford to call. The
  * names the Lua reads (`nowMs`, `windowMs`, `ttlMarginMs`) are the script's
  * own locals of those names.
  */
@@ -21,39 +22,36 @@ end
 `.trim();
 
 /**
- * The Lua of a twin's `local function parse(raw)`: a compact value of integer
- * fields, matched whole by `pattern` (one capture a field), as a table of
- * numbers, or nil for no value or one that does not match.
- *
- * This and `luaLatestWindow` write their Lua out into each twin instead of
- * adding shared Lua functions: every function literal a script runs is a new
- * closure on every call, and the set script took 4-10% more Redis time per
- * decision with a generic parseIntegers and a latestWindow function.
+ * Lua statements declaring the new locals `names`, one integer field each of
+ * `source` (a Lua expression: a string, or nil/false for no value) matched
+ * whole by `pattern` (one capture a field); all nil when there is no value or
+ * it does not match. Statements, not a shared parse function: every function
+ * literal a script runs is a new closure on every call, and the set script took
+ * 4-10% more Redis time per decision with a generic parse and a latestWindow
+ * function, and more again with each twin's own helpers (issue 22).
  */
-export function luaParseIntegers(pattern: string): string {
-  const names = Array.from({ length: pattern.split('(').length - 1 }, (_, i) => `f${i + 1}`);
+export function luaParseIntegers(source: string, pattern: string, names: readonly string[]): string {
+  const captures = names.map((_, i) => `f${i + 1}`);
+  if (pattern.split('(').length - 1 !== names.length) throw new Error(`luaParseIntegers: ${names.length} names for the captures of ${pattern}`);
   return [
-    'local function parse(raw)',
-    '  if not raw then',
-    '    return nil',
+    `local ${names.join(', ')}`,
+    `if ${source} then`,
+    `  local ${captures.join(', ')} = string.match(${source}, '${pattern}')`,
+    '  if f1 then',
+    ...names.map((name, i) => `    ${name} = tonumber(${captures[i] as string})`),
     '  end',
-    `  local ${names.join(', ')} = string.match(raw, '${pattern}')`,
-    '  if not f1 then',
-    '    return nil',
-    '  end',
-    `  return {${names.map((name) => `tonumber(${name})`).join(', ')}}`,
     'end',
   ].join('\n');
 }
 
 /**
  * Lua statements setting a new local `n` to the window a window twin counts
- * in: now's, or a newer one any of `states` (each a state whose field 1 is a
- * window number, or nil) has reached, so a clock behind the last writer's
- * never opens an older window. `indent` prefixes every line.
+ * in: now's, or a newer one any of `windowNumbers` (each a local holding a
+ * state's window number, or nil) has reached, so a clock behind the last
+ * writer's never opens an older window. `indent` prefixes every line.
  */
-export function luaLatestWindow(states: readonly string[], indent = ''): string {
-  const lines = ['local n = math.floor(nowMs / windowMs)', ...states.flatMap((s) => [`if ${s} and ${s}[1] > n then`, `  n = ${s}[1]`, 'end'])];
+export function luaLatestWindow(windowNumbers: readonly string[], indent = ''): string {
+  const lines = ['local n = math.floor(nowMs / windowMs)', ...windowNumbers.flatMap((w) => [`if ${w} and ${w} > n then`, `  n = ${w}`, 'end'])];
   return lines.map((line) => indent + line).join('\n');
 }
 
@@ -66,3 +64,8 @@ local function ceilMs(ms, rem)
   return ms
 end
 `.trim();
+
+/** Lua statements setting `target` (an existing variable) to ms + rem / divisor rounded up to whole ms: ceilMs, inline. */
+export function luaCeilMsInto(target: string, ms: string, rem: string): string {
+  return [`${target} = ${ms}`, `if ${rem} > 0 then`, `  ${target} = ${ms} + 1`, 'end'].join('\n');
+}

@@ -5,8 +5,7 @@ import { LEAKY_BUCKET_TWIN } from './leaky-bucket';
 import { SLIDING_LOG_TWIN } from './sliding-log';
 import { SLIDING_WINDOW_TWIN } from './sliding-window';
 import { TOKEN_BUCKET_TWIN } from './token-bucket';
-import { LUA_TTL_UNTIL } from './lua-fragments';
-import { LUA_REPLY, type LuaTwin } from './twin-protocol';
+import { LUA_TWIN_LOCALS, type LuaTwin } from './twin-protocol';
 
 /**
  * The one script the Redis store runs: every algorithm's Lua twin as a
@@ -25,8 +24,10 @@ import { LUA_REPLY, type LuaTwin } from './twin-protocol';
  * again at cost 0, so its figures say what it still holds.
  * adjust replies, per policy: written 1|0 and the value after.
  *
- * The twins are the very files the per-algorithm vectors test, with their GET
- * turned into a parameter and their writes deferred until the driver commits.
+ * The twins are the very bodies the per-algorithm vectors test (each one
+ * straight-line Lua, twin-protocol.ts), inlined here as branches, with their
+ * writes deferred until the driver commits. The script makes no closure and,
+ * for one policy, no table but its reply.
  */
 
 const TWINS: Readonly<Record<AlgorithmName, LuaTwin>> = {
@@ -37,121 +38,151 @@ const TWINS: Readonly<Record<AlgorithmName, LuaTwin>> = {
   'leaky-bucket': LEAKY_BUCKET_TWIN,
 };
 
-const GET_OWN_KEY = "redis.call('GET', KEYS[1])";
-
 /**
- * A twin's body as a branch of twinOf, returning
- * `function(raw, mode, limit, windowMs, burst, amount, atLeastRaw, store, remove, reply)`.
- * Each function literal a script runs is a closure made on every call: only
- * the algorithms the set uses are made, not all five.
+ * Lua that runs policy `i`'s twin on `raw` with `amount` and `atLeastRaw`,
+ * leaving its answer in the result locals (LUA_TWIN_LOCALS): every twin's
+ * body inlined as a branch, so a call makes no closure at all (a function per
+ * twin, and a store and a remove per policy, had each been one per call).
  */
-function asBranch(name: string, twin: LuaTwin): string {
-  if (twin.body.split(GET_OWN_KEY).length !== 2) throw new Error(`the ${name} twin must read its key exactly once, as ${GET_OWN_KEY}`);
-  const body = twin.body.replace(GET_OWN_KEY, 'raw');
-  if (body.includes('KEYS[') || body.includes('redis.call')) throw new Error(`the ${name} twin must not touch Redis except through its raw value, store and remove`);
-  return `if name == '${name}' then\n  return function(raw, mode, limit, windowMs, burst, amount, atLeastRaw, store, remove, reply)\n${body}\nend\nend`;
+function dispatch(): string {
+  const branches = Object.entries(TWINS).map(([name, twin], i) => `${i === 0 ? 'if' : 'elseif'} name == '${name}' then\n${twin.body}`);
+  return `local base = 3 + (i - 1) * 6
+local name = argv[base + 1]
+local limit = tonumber(argv[base + 2])
+local windowMs = tonumber(argv[base + 3])
+local burst = tonumber(argv[base + 4])
+${LUA_TWIN_LOCALS}
+${branches.join('\n')}
+else
+  return redis.error_reply('unknown algorithm ' .. tostring(name))
+end`;
 }
 
+/** Lua that writes `value` (a string, or false: deleted) to `key` until `expiresAtMs`, plus the TTL margin. */
+const COMMIT = `if value then
+  local ttl = expiresAtMs - nowMs + ttlMarginMs
+  if ttl < 1 then
+    ttl = 1
+  end
+  redis.call('SET', key, value, 'PX', string.format('%d', ttl))
+else
+  redis.call('DEL', key)
+end`;
+
 export const SET_SCRIPT = `
-local mode = ARGV[1]
-local nowMs = tonumber(ARGV[2])
-local ttlMarginMs = tonumber(ARGV[3])
-
-${LUA_REPLY}
-
-${LUA_TTL_UNTIL}
-
-local function twinOf(name)
-${Object.entries(TWINS)
-  .map(([name, twin]) => asBranch(name, twin))
-  .join('\n')}
-  return nil
-end
-
-local n = #KEYS
-local raws = {}
-local writes = {}
-local results = {}
+-- Globals read once: each use of a global is a lookup in the globals table.
+local argv = ARGV
+local mode = argv[1]
+local nowMs = tonumber(argv[2])
+local ttlMarginMs = tonumber(argv[3])
+local keyCount = #KEYS
+local out = nil
 local allowedAll = true
-
-local function run(i, runMode, amount, atLeastRaw)
-  local base = 3 + (i - 1) * 6
-  local write = nil
-  local function store(value, expiresAtMs)
-    write = {value, ttlUntil(expiresAtMs)}
-  end
-  local function remove()
-    write = {false, 0}
-  end
-  local twin = twinOf(ARGV[base + 1])
-  if not twin then
-    return redis.error_reply('unknown algorithm ' .. tostring(ARGV[base + 1]))
-  end
-  local r = twin(raws[i], runMode, tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4]), amount, atLeastRaw, store, remove, reply)
-  return r, write
+-- Sets of several policies only: each key's value, and the writes held back until every policy allows.
+local raws, values, expiries
+if keyCount > 1 then
+  raws, values, expiries, out = {}, {}, {}, {}
 end
 
--- A stored value holding an integer past 2^53 - 1 is junk, read as no value: no store writes one,
--- the TypeScript side refuses it (parseState), and the twins' doubles would overflow (a token bucket
--- updated at 1e20 ms refused its key for good, with a retryAfterMs of -2^63). Found by
--- test/integration/store-contract-sets.test.ts.
-local function sane(raw)
-  -- Sixteen characters hold no run of sixteen digits: the common short value needs no scan.
-  if not raw or #raw < 16 then
-    return raw
-  end
-  for digits in string.gmatch(raw, '%d+') do
-    if #digits > 15 and tonumber(digits) > 9007199254740991 then
-      return false
+for i = 1, keyCount do
+  local key = KEYS[i]
+  local raw = redis.call('GET', key)
+  -- A stored value holding an integer past 2^53 - 1 is junk, read as no value: no store writes one,
+  -- the TypeScript side refuses it (parseState), and the twins' doubles would overflow (a token bucket
+  -- updated at 1e20 ms refused its key for good, with a retryAfterMs of -2^63). Found by
+  -- test/integration/store-contract-sets.test.ts. Sixteen characters hold no run of sixteen digits:
+  -- the common short value needs no scan.
+  if raw and #raw >= 16 then
+    for digits in string.gmatch(raw, '%d+') do
+      if #digits > 15 and tonumber(digits) > 9007199254740991 then
+        raw = false
+        break
+      end
     end
   end
-  return raw
-end
-
-for i = 1, n do
-  raws[i] = sane(redis.call('GET', KEYS[i]))
-  local base = 3 + (i - 1) * 6
-  local r, write = run(i, mode, tonumber(ARGV[base + 5]), ARGV[base + 6])
-  if type(r) ~= 'table' or r.err then
-    return r
-  end
-  results[i] = r
-  writes[i] = write
-  if mode == 'decide' and r[1] == 0 then
-    allowedAll = false
-  end
-end
-
-local out = {}
-for i = 1, n do
-  local value = raws[i]
-  local write = writes[i]
-  if write and allowedAll then
-    if write[1] then
-      redis.call('SET', KEYS[i], write[1], 'PX', string.format('%d', write[2]))
-      value = write[1]
-    else
-      redis.call('DEL', KEYS[i])
-      value = false
+  local amount = tonumber(argv[3 + (i - 1) * 6 + 5])
+  local atLeastRaw = argv[3 + (i - 1) * 6 + 6]
+${dispatch()}
+  local value = raw
+  if keyCount == 1 then
+    if wValue ~= nil then
+      local expiresAtMs = wExpiresAtMs
+      value = wValue
+${COMMIT}
     end
-  end
-  local r = results[i]
-  if mode == 'decide' then
-    if not allowedAll and r[1] == 1 then
-      r = run(i, 'decide', 0, '')
+    -- One policy: the reply built whole, one table sized once (filling it index by index regrows it).
+    if mode == 'decide' then
+      if rAllowed then
+        return {1, rRemaining, rResetAtMs, rRetryAfterMs, value or ''}
+      end
+      return {0, rRemaining, rResetAtMs, rRetryAfterMs, value or ''}
     end
-    out[#out + 1] = r[1]
-    out[#out + 1] = r[2]
-    out[#out + 1] = r[3]
-    out[#out + 1] = r[4]
+    if wValue ~= nil then
+      return {1, value or ''}
+    end
+    return {0, value or ''}
   else
-    if write then
-      out[#out + 1] = 1
-    else
-      out[#out + 1] = r[1]
+    raws[i] = raw
+    if wValue ~= nil then
+      values[i] = wValue
+      expiries[i] = wExpiresAtMs
     end
   end
-  out[#out + 1] = value or ''
+  if mode == 'decide' then
+    local at = (i - 1) * 5
+    if rAllowed then
+      out[at + 1] = 1
+    else
+      out[at + 1] = 0
+      allowedAll = false
+    end
+    out[at + 2] = rRemaining
+    out[at + 3] = rResetAtMs
+    out[at + 4] = rRetryAfterMs
+    out[at + 5] = value or ''
+  else
+    if wValue ~= nil then
+      out[2 * i - 1] = 1
+    else
+      out[2 * i - 1] = 0
+    end
+    out[2 * i] = value or ''
+  end
+end
+
+if keyCount > 1 then
+  for i = 1, keyCount do
+    local value = values[i]
+    if value ~= nil and (allowedAll or mode ~= 'decide') then
+      local key = KEYS[i]
+      local expiresAtMs = expiries[i]
+${COMMIT}
+      if mode == 'decide' then
+        out[(i - 1) * 5 + 5] = value or ''
+      else
+        out[2 * i] = value or ''
+      end
+    end
+  end
+  -- A refused set charged nothing: each policy that would have allowed says what it still holds, at cost 0.
+  if mode == 'decide' and not allowedAll then
+    for i = 1, keyCount do
+      local at = (i - 1) * 5
+      if out[at + 1] == 1 then
+        local raw = raws[i]
+        local amount = 0
+        local atLeastRaw = ''
+${dispatch()}
+        out[at + 1] = 1
+        if not rAllowed then
+          out[at + 1] = 0
+        end
+        out[at + 2] = rRemaining
+        out[at + 3] = rResetAtMs
+        out[at + 4] = rRetryAfterMs
+      end
+    end
+  end
 end
 return out
 `.trim();

@@ -3,234 +3,282 @@ import { luaTwin } from './twin-protocol';
 
 /**
  * The Lua twin of `slidingLog` (algorithms/sliding-log.ts), decide and adjust,
- * called as twin-protocol.ts describes. The value is the entries as
- * "timestampMs:units" joined by commas, oldest first ("" is an empty log; an
- * adjustment that empties the log deletes the key instead). A compact string
- * rather than cjson: cjson writes numbers with 14 significant digits.
- * test/integration/algorithm-lua-twins.test.ts holds the two together.
+ * called as twin-protocol.ts describes. The value is packed (issue 22: a full
+ * log of 1,000 took 16 KB): "~" then the entries oldest first, joined by
+ * commas, each the ms since the entry before it (the first: its timestamp),
+ * then ":units" when units is not 1, all decimal (`~1764000000000,60,61:2`);
+ * "" is an empty log, and an adjustment that empties the log deletes the key
+ * instead. The unpacked form before it, "timestampMs:units" joined by commas,
+ * is still read, so a key written by an older release keeps its count.
+ * Decimal rather than cjson (14 significant digits) or binary (the values
+ * travel as strings). The log is held in two arrays (timestamps, units), not
+ * a table per entry. test/integration/algorithm-lua-twins.test.ts holds the
+ * two together.
  */
-export const SLIDING_LOG_TWIN = luaTwin(`
-local function parse(raw)
-  if not raw then
-    return nil
+
+/** Statements: new locals `ts`, `us` (arrays) and `len` of the log in `source`; ts nil when there is none or it is junk. */
+function parseLog(source: string, ts: string, us: string, len: string): string {
+  return `local ${ts}, ${us}, ${len} = nil, nil, 0
+if ${source} then
+  local packed = ${source}
+  local deltas = string.sub(packed, 1, 1) == '~'
+  local valid = true
+  if deltas then
+    packed = string.sub(packed, 2)
+    valid = packed ~= ''
   end
-  local entries = {}
-  if raw == '' then
-    return entries
-  end
-  if string.find(raw, ',,', 1, true) or string.sub(raw, 1, 1) == ',' or string.sub(raw, -1) == ',' then
-    return nil
-  end
-  local last = -1
-  for item in string.gmatch(raw, '[^,]+') do
-    local t, u = string.match(item, '^(%d+):(%d+)$')
-    if not t then
-      return nil
+  ${ts}, ${us} = {}, {}
+  if valid and packed ~= '' then
+    if string.find(packed, ',,', 1, true) or string.sub(packed, 1, 1) == ',' or string.sub(packed, -1) == ',' then
+      valid = false
     end
-    t = tonumber(t)
-    u = tonumber(u)
-    if u < 1 or t <= last then
-      return nil
-    end
-    last = t
-    entries[#entries + 1] = {t, u}
-  end
-  return entries
-end
-
-local function format(entries)
-  local parts = {}
-  for i, e in ipairs(entries) do
-    parts[i] = string.format('%d:%d', e[1], e[2])
-  end
-  return table.concat(parts, ',')
-end
-
-local function lastTimestamp(entries)
-  if entries and #entries > 0 then
-    return entries[#entries][1]
-  end
-  return 0
-end
-
-local function live(entries, atMs)
-  local out = {}
-  if entries then
-    for _, e in ipairs(entries) do
-      if e[1] > atMs - windowMs then
-        out[#out + 1] = {e[1], e[2]}
+    local last = -1
+    if valid then
+      for item in string.gmatch(packed, '[^,]+') do
+        local t, u = string.match(item, '^(%d+):(%d+)$')
+        if deltas and not t then
+          t = string.match(item, '^(%d+)$')
+          u = '1'
+        end
+        if not t then
+          valid = false
+          break
+        end
+        t = tonumber(t)
+        u = tonumber(u)
+        if deltas and ${len} > 0 then
+          t = last + t
+        end
+        if u < 1 or t <= last or t > 9007199254740991 then
+          valid = false
+          break
+        end
+        last = t
+        ${len} = ${len} + 1
+        ${ts}[${len}] = t
+        ${us}[${len}] = u
       end
     end
   end
-  return out
-end
-
-local function total(entries)
-  local sum = 0
-  for _, e in ipairs(entries) do
-    sum = sum + e[2]
+  if not valid then
+    ${ts}, ${us}, ${len} = nil, nil, 0
   end
-  return sum
-end
+end`;
+}
 
-local function resetAt(entries, effectiveNowMs)
-  if #entries > 0 then
-    return entries[#entries][1] + windowMs
+/** Statements: a new local `first`, the index of the oldest entry of (ts, len) still counting at `atMs` (len + 1: none). */
+function firstLive(first: string, ts: string, len: string, atMs: string): string {
+  return `local ${first} = 1
+while ${first} <= ${len} and ${ts}[${first}] <= ${atMs} - windowMs do
+  ${first} = ${first} + 1
+end`;
+}
+
+/** Statements setting wValue to entries `from`..`to` of (ts, us), packed. */
+function packInto(ts: string, us: string, from: string, to: string): string {
+  return `do
+  local parts = {}
+  local previous = nil
+  for j = ${from}, ${to} do
+    local d = ${ts}[j]
+    if previous then
+      d = ${ts}[j] - previous
+    end
+    previous = ${ts}[j]
+    if ${us}[j] == 1 then
+      parts[#parts + 1] = string.format('%d', d)
+    else
+      parts[#parts + 1] = string.format('%d:%d', d, ${us}[j])
+    end
   end
-  return effectiveNowMs
-end
+  wValue = '~' .. table.concat(parts, ',')
+end`;
+}
 
-local function append(entries, atMs, units)
-  local n = #entries
-  if n > 0 and entries[n][1] == atMs then
-    entries[n] = {atMs, entries[n][2] + units}
-  else
-    entries[n + 1] = {atMs, units}
-  end
-  return entries
-end
-
-local state = parse(redis.call('GET', KEYS[1]))
+export const SLIDING_LOG_TWIN = luaTwin(`
+${parseLog('raw', 'ts', 'us', 'len')}
 
 if mode == 'decide' then
   local cost = amount
-  local effectiveNowMs = math.max(nowMs, lastTimestamp(state))
-  local entries = live(state, effectiveNowMs)
-  local spent = total(entries)
-  local allowed = cost == 0 or spent + cost <= limit
-  if allowed and cost > 0 then
-    entries = append(entries, effectiveNowMs, cost)
+  local effectiveNowMs = nowMs
+  if len > 0 and ts[len] > effectiveNowMs then
+    effectiveNowMs = ts[len]
   end
-  local resetAtMs = resetAt(entries, effectiveNowMs)
+${firstLive('first', 'ts', 'len', 'effectiveNowMs')}
+  local spent = 0
+  for j = first, len do
+    spent = spent + us[j]
+  end
+  local allowed = cost == 0 or spent + cost <= limit
+  local total = spent
+  if allowed and cost > 0 then
+    total = spent + cost
+    if len >= first and ts[len] == effectiveNowMs then
+      us[len] = us[len] + cost
+    else
+      if not ts then
+        ts, us = {}, {}
+      end
+      len = len + 1
+      ts[len] = effectiveNowMs
+      us[len] = cost
+    end
+  end
+  local resetAtMs = effectiveNowMs
+  if len >= first then
+    resetAtMs = ts[len] + windowMs
+  end
   local retryAfterMs = 0
   if not allowed and cost > limit then
     retryAfterMs = math.max(1, resetAtMs - nowMs)
   elseif not allowed then
+    -- The call fits once enough of the oldest entries have left.
     local left = spent
-    for _, e in ipairs(entries) do
-      left = left - e[2]
+    for j = first, len do
+      left = left - us[j]
       if left + cost <= limit then
-        retryAfterMs = e[1] + windowMs - nowMs
+        retryAfterMs = ts[j] + windowMs - nowMs
         break
       end
     end
   end
-  local remaining = math.max(0, limit - total(entries))
+  rAllowed = allowed
+  rRemaining = math.max(0, limit - total)
+  rResetAtMs = resetAtMs
+  rRetryAfterMs = retryAfterMs
   if allowed and cost > 0 then
-    store(format(entries), resetAtMs)
+${packInto('ts', 'us', 'first', 'len')}
+    wExpiresAtMs = resetAtMs
   end
-  return reply(allowed, remaining, resetAtMs, retryAfterMs)
-end
-
--- adjust
-local delta = amount
-local atLeast = parse(atLeastRaw)
-local effectiveNowMs = math.max(nowMs, lastTimestamp(state), lastTimestamp(atLeast))
-local own = live(state, effectiveNowMs)
-local theirs = live(atLeast, effectiveNowMs)
-
--- Suffix maxima: from every timestamp on, as many units as the more spent log.
-local times = {}
-local seen = {}
-for _, list in ipairs({own, theirs}) do
-  for _, e in ipairs(list) do
-    if not seen[e[1]] then
-      seen[e[1]] = true
-      times[#times + 1] = e[1]
-    end
-  end
-end
-table.sort(times)
-local reversed = {}
-local ia, ib = #own, #theirs
-local suffixA, suffixB, merged = 0, 0, 0
-for i = #times, 1, -1 do
-  local t = times[i]
-  while ia >= 1 and own[ia][1] >= t do
-    suffixA = suffixA + own[ia][2]
-    ia = ia - 1
-  end
-  while ib >= 1 and theirs[ib][1] >= t do
-    suffixB = suffixB + theirs[ib][2]
-    ib = ib - 1
-  end
-  local nextTotal = math.max(suffixA, suffixB)
-  if nextTotal > merged then
-    reversed[#reversed + 1] = {t, nextTotal - merged}
-  end
-  merged = nextTotal
-end
-local entries = {}
-for i = #reversed, 1, -1 do
-  entries[#entries + 1] = reversed[i]
-end
-
-if delta > 0 then
-  entries = append(entries, effectiveNowMs, delta)
-elseif delta < 0 then
-  local owed = -delta
-  while owed > 0 and #entries > 0 do
-    local e = entries[#entries]
-    if e[2] > owed then
-      entries[#entries] = {e[1], e[2] - owed}
-      owed = 0
-    else
-      entries[#entries] = nil
-      owed = owed - e[2]
-    end
-  end
-end
-
--- At most limit entries: fold the oldest into the next (later never frees capacity).
-if #entries > limit then
-  local extra = #entries - limit
-  local folded = 0
-  for i = 1, extra do
-    folded = folded + entries[i][2]
-  end
-  local kept = {}
-  kept[1] = {entries[extra + 1][1], entries[extra + 1][2] + folded}
-  for i = extra + 2, #entries do
-    kept[#kept + 1] = entries[i]
-  end
-  entries = kept
-end
-
-local same = #entries == #own
-if same then
-  for i, e in ipairs(entries) do
-    if own[i][1] ~= e[1] or own[i][2] ~= e[2] then
-      same = false
-      break
-    end
-  end
-end
-if same then
-  return {0}
-end
-if #entries == 0 then
-  remove()
 else
-  store(format(entries), entries[#entries][1] + windowMs)
+  local delta = amount
+${parseLog('atLeastRaw', 'kts', 'kus', 'klen')}
+  local effectiveNowMs = nowMs
+  if len > 0 and ts[len] > effectiveNowMs then
+    effectiveNowMs = ts[len]
+  end
+  if klen > 0 and kts[klen] > effectiveNowMs then
+    effectiveNowMs = kts[klen]
+  end
+${firstLive('first', 'ts', 'len', 'effectiveNowMs')}
+${firstLive('kfirst', 'kts', 'klen', 'effectiveNowMs')}
+
+  -- Suffix maxima, newest first: from every timestamp of either log on, as many units as the more
+  -- spent log. Walking both (sorted) logs backwards visits each distinct timestamp once, in order.
+  local rts, rus, rlen = {}, {}, 0
+  local ia, ib = len, klen
+  local suffixA, suffixB, merged = 0, 0, 0
+  while ia >= first or ib >= kfirst do
+    local t = nil
+    if ia >= first then
+      t = ts[ia]
+    end
+    if ib >= kfirst and (not t or kts[ib] > t) then
+      t = kts[ib]
+    end
+    while ia >= first and ts[ia] >= t do
+      suffixA = suffixA + us[ia]
+      ia = ia - 1
+    end
+    while ib >= kfirst and kts[ib] >= t do
+      suffixB = suffixB + kus[ib]
+      ib = ib - 1
+    end
+    local nextTotal = math.max(suffixA, suffixB)
+    if nextTotal > merged then
+      rlen = rlen + 1
+      rts[rlen] = t
+      rus[rlen] = nextTotal - merged
+    end
+    merged = nextTotal
+  end
+  local ets, eus, elen = {}, {}, rlen
+  for j = 1, rlen do
+    ets[j] = rts[rlen + 1 - j]
+    eus[j] = rus[rlen + 1 - j]
+  end
+
+  if delta > 0 then
+    if elen > 0 and ets[elen] == effectiveNowMs then
+      eus[elen] = eus[elen] + delta
+    else
+      elen = elen + 1
+      ets[elen] = effectiveNowMs
+      eus[elen] = delta
+    end
+  elseif delta < 0 then
+    local owed = -delta
+    while owed > 0 and elen > 0 do
+      if eus[elen] > owed then
+        eus[elen] = eus[elen] - owed
+        owed = 0
+      else
+        owed = owed - eus[elen]
+        ets[elen] = nil
+        eus[elen] = nil
+        elen = elen - 1
+      end
+    end
+  end
+
+  -- At most limit entries: fold the oldest into the next (later never frees capacity).
+  local efirst = 1
+  if elen > limit then
+    efirst = elen - limit + 1
+    for j = 1, efirst - 1 do
+      eus[efirst] = eus[efirst] + eus[j]
+    end
+  end
+
+  local same = elen - efirst + 1 == len - first + 1
+  if same then
+    for j = 0, elen - efirst do
+      if ets[efirst + j] ~= ts[first + j] or eus[efirst + j] ~= us[first + j] then
+        same = false
+        break
+      end
+    end
+  end
+  if not same then
+    if elen < efirst then
+      wValue = false
+    else
+${packInto('ets', 'eus', 'efirst', 'elen')}
+      wExpiresAtMs = ets[elen] + windowMs
+    end
+  end
 end
-return {1}
 `);
 
+/** The packed value (see SLIDING_LOG_TWIN): "" for an empty log. */
 export function formatSlidingLogValue(state: SlidingLogState): string {
-  return state.entries.map(([t, units]) => `${t}:${units}`).join(',');
+  if (state.entries.length === 0) return '';
+  let packed = '~';
+  let previous: number | undefined;
+  for (const [t, units] of state.entries) {
+    if (previous !== undefined) packed += ',';
+    packed += String(previous === undefined ? t : t - previous);
+    if (units !== 1) packed += `:${units}`;
+    previous = t;
+  }
+  return packed;
 }
 
+/** Reads the packed value and the unpacked form older releases wrote; junk is null. */
 export function parseSlidingLogValue(value: string | null): SlidingLogState | null {
   if (value === null) return null;
   if (value === '') return { entries: [] };
+  const deltas = value.startsWith('~');
+  const packed = deltas ? value.slice(1) : value;
+  if (packed === '') return null;
   const entries: [number, number][] = [];
-  for (const item of value.split(',')) {
-    const match = /^(\d+):(\d+)$/.exec(item);
+  for (const item of packed.split(',')) {
+    const match = (deltas ? /^(\d+)(?::(\d+))?$/ : /^(\d+):(\d+)$/).exec(item);
     if (match === null) return null;
-    const t = Number(match[1]);
-    const units = Number(match[2]);
     const last = entries[entries.length - 1];
-    if (units < 1 || (last !== undefined && t <= last[0])) return null;
+    const t = deltas && last !== undefined ? last[0] + Number(match[1]) : Number(match[1]);
+    const units = match[2] === undefined ? 1 : Number(match[2]);
+    if (units < 1 || (last !== undefined && t <= last[0]) || t > Number.MAX_SAFE_INTEGER) return null;
     entries.push([t, units]);
   }
   return { entries };

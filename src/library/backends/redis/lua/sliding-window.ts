@@ -8,103 +8,107 @@ import { luaTwin } from './twin-protocol';
  * "windowNumber:count:previousCount". Same integer arithmetic, line for line;
  * test/integration/algorithm-lua-twins.test.ts holds the two together.
  */
+/** Statements: new locals `count`, `previous` of a state (its window, count and previous count locals) rolled to window `n`. */
+function rolled(state: readonly [window: string, count: string, previous: string], count: string, previous: string): string {
+  const [w, c, p] = state;
+  return `local ${count}, ${previous} = 0, 0
+if ${w} then
+  if ${w} == n then
+    ${count} = ${c}
+    ${previous} = ${p}
+  elseif ${w} == n - 1 then
+    ${previous} = ${c}
+  end
+end`;
+}
+
+/** The expression of the units that still fit at `elapsed` into window n. */
+function room(count: string, previous: string, elapsed: string): string {
+  return `math.floor((limit * windowMs - ${previous} * (windowMs - ${elapsed}) - ${count} * windowMs) / windowMs)`;
+}
+
+const STATE = ['stateWindow', 'stateCount', 'statePrevious'] as const;
+const KNOWN = ['knownWindow', 'knownCount', 'knownPrevious'] as const;
+const PATTERN = '^(%d+):(%d+):(%d+)$';
+
 export const SLIDING_WINDOW_TWIN = luaTwin(`
-${luaParseIntegers('^(%d+):(%d+):(%d+)$')}
-
-local function rolled(s, n)
-  if not s then
-    return 0, 0
-  end
-  if s[1] == n then
-    return s[2], s[3]
-  end
-  if s[1] == n - 1 then
-    return 0, s[2]
-  end
-  return 0, 0
-end
-
-local function room(count, previousCount, elapsed)
-  return math.floor((limit * windowMs - previousCount * (windowMs - elapsed) - count * windowMs) / windowMs)
-end
-
-local function resetAt(n, count, previousCount, effectiveNowMs)
-  if count > 0 then
-    return (n + 2) * windowMs
-  end
-  if previousCount > 0 then
-    return (n + 1) * windowMs
-  end
-  return effectiveNowMs
-end
-
-local function earliestFit(n, elapsed, count, previousCount, cost)
-  local slack = limit - count - cost
-  if slack >= 0 then
-    if previousCount == 0 then
-      return n * windowMs + elapsed
-    end
-    local x = math.max(elapsed, windowMs - math.floor((slack * windowMs) / previousCount))
-    if x < windowMs then
-      return n * windowMs + x
-    end
-  end
-  if count == 0 then
-    return (n + 1) * windowMs
-  end
-  local y = math.max(0, windowMs - math.floor(((limit - cost) * windowMs) / count))
-  if y < windowMs then
-    return (n + 1) * windowMs + y
-  end
-  return (n + 2) * windowMs
-end
-
-local state = parse(redis.call('GET', KEYS[1]))
+${luaParseIntegers('raw', PATTERN, STATE)}
 
 if mode == 'decide' then
   local cost = amount
-${luaLatestWindow(['state'], '  ')}
+${luaLatestWindow([STATE[0]], '  ')}
   local effectiveNowMs = math.max(nowMs, n * windowMs)
   local elapsed = effectiveNowMs - n * windowMs
-  local count, previousCount = rolled(state, n)
-  local allowed = cost == 0 or (cost <= limit and room(count, previousCount, elapsed) >= cost)
+${rolled(STATE, 'count', 'previousCount')}
+  local allowed = cost == 0 or (cost <= limit and ${room('count', 'previousCount', 'elapsed')} >= cost)
   local spent = count
   if allowed then
     spent = count + cost
   end
-  local resetAtMs = resetAt(n, spent, previousCount, effectiveNowMs)
+  local resetAtMs = effectiveNowMs
+  if spent > 0 then
+    resetAtMs = (n + 2) * windowMs
+  elseif previousCount > 0 then
+    resetAtMs = (n + 1) * windowMs
+  end
   local retryAfterMs = 0
   if not allowed then
     if cost > limit then
       retryAfterMs = math.max(1, resetAtMs - nowMs)
     else
-      retryAfterMs = earliestFit(n, elapsed, count, previousCount, cost) - nowMs
+      -- The earliest time the call fits: this window, the next, or the one after.
+      local fitAtMs = nil
+      local slack = limit - count - cost
+      if slack >= 0 then
+        if previousCount == 0 then
+          fitAtMs = n * windowMs + elapsed
+        else
+          local x = math.max(elapsed, windowMs - math.floor((slack * windowMs) / previousCount))
+          if x < windowMs then
+            fitAtMs = n * windowMs + x
+          end
+        end
+      end
+      if not fitAtMs then
+        if count == 0 then
+          fitAtMs = (n + 1) * windowMs
+        else
+          local y = math.max(0, windowMs - math.floor(((limit - cost) * windowMs) / count))
+          if y < windowMs then
+            fitAtMs = (n + 1) * windowMs + y
+          else
+            fitAtMs = (n + 2) * windowMs
+          end
+        end
+      end
+      retryAfterMs = fitAtMs - nowMs
     end
   end
-  local remaining = math.max(0, room(spent, previousCount, elapsed))
+  rAllowed = allowed
+  rRemaining = math.max(0, ${room('spent', 'previousCount', 'elapsed')})
+  rResetAtMs = resetAtMs
+  rRetryAfterMs = retryAfterMs
   if allowed and cost > 0 then
-    store(string.format('%d:%d:%d', n, spent, previousCount), resetAtMs)
+    wValue = string.format('%d:%d:%d', n, spent, previousCount)
+    wExpiresAtMs = resetAtMs
   end
-  return reply(allowed, remaining, resetAtMs, retryAfterMs)
+else
+  local delta = amount
+${luaParseIntegers('atLeastRaw', PATTERN, KNOWN)}
+${luaLatestWindow([STATE[0], KNOWN[0]])}
+${rolled(STATE, 'ownCount', 'ownPrevious')}
+${rolled(KNOWN, 'knownCountNow', 'knownPreviousNow')}
+  local mergedCount = math.max(ownCount, knownCountNow) + delta
+  local count = math.max(0, mergedCount)
+  local previousCount = math.max(0, math.max(ownPrevious, knownPreviousNow) + math.min(0, mergedCount))
+  if count ~= ownCount or previousCount ~= ownPrevious then
+    wValue = string.format('%d:%d:%d', n, count, previousCount)
+    wExpiresAtMs = (n + 1) * windowMs
+    if count > 0 then
+      wExpiresAtMs = (n + 2) * windowMs
+    end
+  end
 end
-
-local delta = amount
-local atLeast = parse(atLeastRaw)
-${luaLatestWindow(['state', 'atLeast'])}
-local ownCount, ownPrevious = rolled(state, n)
-local knownCount, knownPrevious = rolled(atLeast, n)
-local mergedCount = math.max(ownCount, knownCount) + delta
-local count = math.max(0, mergedCount)
-local previousCount = math.max(0, math.max(ownPrevious, knownPrevious) + math.min(0, mergedCount))
-if count == ownCount and previousCount == ownPrevious then
-  return {0}
-end
-local expiresAtMs = (n + 1) * windowMs
-if count > 0 then
-  expiresAtMs = (n + 2) * windowMs
-end
-store(string.format('%d:%d:%d', n, count, previousCount), expiresAtMs)
-return {1}
 `);
 
 export function formatSlidingWindowValue(state: SlidingWindowState): string {

@@ -9,77 +9,80 @@ import { luaTwin } from './twin-protocol';
  * debt). Same integer arithmetic, line for line;
  * test/integration/algorithm-lua-twins.test.ts holds the two together.
  */
+/** Statements: a new local `target`, the scaled level of a state (its tokens and time locals, nil: none) at `atMs`. */
+function levelAt(target: string, tokens: string, updatedAt: string, atMs: string): string {
+  return `local ${target} = capacity
+if ${tokens} and ${tokens} < capacity then
+  local untilFullMs = math.ceil((capacity - ${tokens}) / limit)
+  local elapsedMs = ${atMs} - ${updatedAt}
+  if elapsedMs < untilFullMs then
+    ${target} = ${tokens} + elapsedMs * limit
+  end
+end`;
+}
+
+/** Statements setting `target` (existing) to when a bucket at `scaled` at `atMs` is full again. */
+function fullAt(target: string, scaled: string, atMs: string): string {
+  return `${target} = ${atMs}
+if capacity - ${scaled} > 0 then
+  ${target} = ${atMs} + math.ceil((capacity - ${scaled}) / limit)
+end`;
+}
+
+const PATTERN = '^(%-?%d+):(%d+)$';
+
 export const TOKEN_BUCKET_TWIN = luaTwin(`
-${luaParseIntegers('^(%-?%d+):(%d+)$')}
+${luaParseIntegers('raw', PATTERN, ['stateTokens', 'stateAt'])}
 
 local capacity = burst * windowMs
-
-local function levelAt(s, atMs)
-  if not s or s[1] >= capacity then
-    return capacity
-  end
-  local untilFullMs = math.ceil((capacity - s[1]) / limit)
-  local elapsedMs = atMs - s[2]
-  if elapsedMs >= untilFullMs then
-    return capacity
-  end
-  return s[1] + elapsedMs * limit
-end
-
-local function fullAt(scaledTokens, atMs)
-  local missing = capacity - scaledTokens
-  if missing <= 0 then
-    return atMs
-  end
-  return atMs + math.ceil(missing / limit)
-end
-
-local state = parse(redis.call('GET', KEYS[1]))
 
 if mode == 'decide' then
   local cost = amount
   local atMs = nowMs
-  if state and state[2] > atMs then
-    atMs = state[2]
+  if stateTokens and stateAt > atMs then
+    atMs = stateAt
   end
-  local level = levelAt(state, atMs)
+${levelAt('level', 'stateTokens', 'stateAt', 'atMs')}
   local needed = cost * windowMs
   local allowed = cost == 0 or (cost <= burst and needed <= level)
   local after = level
   if allowed then
     after = level - needed
   end
-  local resetAtMs = fullAt(after, atMs)
+  local resetAtMs = 0
+${fullAt('resetAtMs', 'after', 'atMs')}
   local retryAfterMs = 0
   if not allowed and cost > burst then
     retryAfterMs = math.max(1, resetAtMs - nowMs)
   elseif not allowed then
     retryAfterMs = atMs + math.ceil((needed - level) / limit) - nowMs
   end
-  local remaining = math.max(0, math.floor(after / windowMs))
+  rAllowed = allowed
+  rRemaining = math.max(0, math.floor(after / windowMs))
+  rResetAtMs = resetAtMs
+  rRetryAfterMs = retryAfterMs
   if allowed and cost > 0 then
-    store(string.format('%d:%d', after, atMs), resetAtMs)
+    wValue = string.format('%d:%d', after, atMs)
+    wExpiresAtMs = resetAtMs
   end
-  return reply(allowed, remaining, resetAtMs, retryAfterMs)
+else
+  local delta = amount
+${luaParseIntegers('atLeastRaw', PATTERN, ['knownTokens', 'knownAt'])}
+  local atMs = nowMs
+  if stateTokens and stateAt > atMs then
+    atMs = stateAt
+  end
+  if knownTokens and knownAt > atMs then
+    atMs = knownAt
+  end
+${levelAt('own', 'stateTokens', 'stateAt', 'atMs')}
+${levelAt('known', 'knownTokens', 'knownAt', 'atMs')}
+  local scaledTokens = math.min(capacity, math.min(own, known) - delta * windowMs)
+  if scaledTokens ~= own then
+    wValue = string.format('%d:%d', scaledTokens, atMs)
+${fullAt('wExpiresAtMs', 'scaledTokens', 'atMs')}
+  end
 end
-
-local delta = amount
-local atLeast = parse(atLeastRaw)
-local atMs = nowMs
-if state and state[2] > atMs then
-  atMs = state[2]
-end
-if atLeast and atLeast[2] > atMs then
-  atMs = atLeast[2]
-end
-local own = levelAt(state, atMs)
-local merged = math.min(own, levelAt(atLeast, atMs))
-local scaledTokens = math.min(capacity, merged - delta * windowMs)
-if scaledTokens == own then
-  return {0}
-end
-store(string.format('%d:%d', scaledTokens, atMs), fullAt(scaledTokens, atMs))
-return {1}
 `);
 
 export function formatTokenBucketValue(state: TokenBucketState): string {
