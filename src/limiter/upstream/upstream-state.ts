@@ -14,6 +14,11 @@
  *   cursor only moves forward); at most `maxReservations` of them.
  *
  * Junk parses to null (empty), so a hand-edited node never breaks a decision.
+ *
+ * A state a store answers may be a view cut short (the Redis store lists its
+ * first UPSTREAM_VIEW_LIMIT reservations, so its cost per call does not grow
+ * with the number held): `omitted` then counts the later ones it leaves out,
+ * all after the last listed slot. Formatting a view drops them.
  */
 export interface UpstreamReservation {
   /** holderIdOf(token id, tool): never the token id itself, never client input. */
@@ -27,6 +32,8 @@ export interface UpstreamState {
   readonly day: number;
   readonly count: number;
   readonly reservations: readonly UpstreamReservation[];
+  /** Set (> 0) only on a view cut short: reservations held after the listed ones and not listed. */
+  readonly omitted?: number;
 }
 
 const HEAD = /^(\d{1,16}):(\d{1,16}):(\d{1,16}):(\d{1,16})$/;
