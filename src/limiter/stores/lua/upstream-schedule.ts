@@ -148,12 +148,14 @@ local migrated = source == 'stored' and #s.entries > 0
 for _, r in ipairs(s.entries) do
   add(r[1], r[2])
 end
+-- Kept as the call changes the sets, so an empty queue costs no more calls than the head's.
+local live = redis.call('ZCARD', BY_SLOT)
 
 -- The reservations lapsed by now: dropped, and their units of the day given back.
 local count = s.count
 local lapsedCount = 0
 local cutoff = string.format('(%d', nowMs - graceMs)
-for _, member in ipairs(redis.call('ZRANGEBYSCORE', BY_SLOT, '-inf', cutoff)) do
+for _, member in ipairs(live > 0 and redis.call('ZRANGEBYSCORE', BY_SLOT, '-inf', cutoff) or {}) do
   local h, slot = string.match(member, '^(.+):(%d+)$')
   local slotAtMs = tonumber(slot)
   if dayOf(slotAtMs) == s.day and count > 0 then
@@ -164,15 +166,15 @@ for _, member in ipairs(redis.call('ZRANGEBYSCORE', BY_SLOT, '-inf', cutoff)) do
 end
 if lapsedCount > 0 then
   redis.call('ZREMRANGEBYSCORE', BY_SLOT, '-inf', cutoff)
+  live = live - lapsedCount
 end
 
 local function view(head)
-  local listed = redis.call('ZRANGE', BY_SLOT, 0, VIEW_LIMIT - 1)
-  local omitted = redis.call('ZCARD', BY_SLOT) - #listed
-  if #listed == 0 then
-    return head, omitted
+  if live == 0 then
+    return head, 0
   end
-  return head .. ',' .. table.concat(listed, ','), omitted
+  local listed = redis.call('ZRANGE', BY_SLOT, 0, VIEW_LIMIT - 1)
+  return head .. ',' .. table.concat(listed, ','), live - #listed
 end
 
 local function reply(status, detail, slotAtMs, retryAfterMs, next)
@@ -191,8 +193,8 @@ local function reply(status, detail, slotAtMs, retryAfterMs, next)
   end
   local head = string.format('%d:%d:%d:%d', next.cursorMs, next.cursorRem, next.day, next.count)
   local at = ceilMs(next.cursorMs, next.cursorRem)
-  local last = redis.call('ZRANGE', BY_SLOT, -1, -1, 'WITHSCORES')
-  if #last == 2 then
+  if live > 0 then
+    local last = redis.call('ZRANGE', BY_SLOT, -1, -1, 'WITHSCORES')
     at = math.max(at, tonumber(last[2]) + graceMs + 1)
   end
   if dailyBudget > 0 and next.count > 0 then
@@ -200,8 +202,10 @@ local function reply(status, detail, slotAtMs, retryAfterMs, next)
   end
   local ttl = string.format('%d', ttlUntil(at))
   redis.call('SET', HEAD, head, 'PX', ttl)
-  redis.call('PEXPIRE', BY_SLOT, ttl)
-  redis.call('PEXPIRE', BY_HOLDER, ttl)
+  if live > 0 then
+    redis.call('PEXPIRE', BY_SLOT, ttl)
+    redis.call('PEXPIRE', BY_HOLDER, ttl)
+  end
   local value, omitted = view(head)
   return {status, detail, slotAtMs, retryAfterMs, value, omitted}
 end
@@ -209,12 +213,12 @@ end
 -- The holder's own reservations, in slot order, through the by-holder index.
 local mineFrom, mineTo = '[' .. holder .. ':', '(' .. holder .. ';'
 local target = nil
-if claimSlotAtMs and claimSlotAtMs == math.floor(claimSlotAtMs) and claimSlotAtMs >= 0 and claimSlotAtMs <= 9007199254740991 then
+if live > 0 and claimSlotAtMs and claimSlotAtMs == math.floor(claimSlotAtMs) and claimSlotAtMs >= 0 and claimSlotAtMs <= 9007199254740991 then
   if redis.call('ZSCORE', BY_SLOT, string.format('%s:%d', holder, claimSlotAtMs)) then
     target = claimSlotAtMs
   end
 end
-if target == nil and nowMs >= 0 then
+if target == nil and live > 0 and nowMs >= 0 then
   local due = redis.call('ZRANGEBYLEX', BY_HOLDER, mineFrom, '[' .. byHolder(holder, nowMs), 'LIMIT', 0, 1)
   if #due == 1 then
     target = tonumber(string.sub(due[1], #holder + 2))
@@ -226,6 +230,7 @@ if target then
     return reply(1, 0, target, target - nowMs, nil)
   end
   remove(holder, target)
+  live = live - 1
   return reply(0, 1, target, 0, {cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count})
 end
 
@@ -248,18 +253,17 @@ if waitMs == 0 then
   local cm, cr = afterOneInterval(nowMs, 0)
   return reply(0, 0, nowMs, 0, {cursorMs = cm, cursorRem = cr, day = day, count = spent + 1})
 end
-if redis.call('ZLEXCOUNT', BY_HOLDER, mineFrom, mineTo) >= maxPerHolder then
+if live > 0 and redis.call('ZLEXCOUNT', BY_HOLDER, mineFrom, mineTo) >= maxPerHolder then
   local oldest = redis.call('ZRANGEBYLEX', BY_HOLDER, mineFrom, mineTo, 'LIMIT', 0, 1)
   return reply(2, 4, 0, math.max(1, tonumber(string.sub(oldest[1], #holder + 2)) - nowMs), nil)
 end
-if redis.call('ZCARD', BY_SLOT) >= maxReservations then
+if live > 0 and live >= maxReservations then
   local first = redis.call('ZRANGE', BY_SLOT, 0, 0, 'WITHSCORES')
-  if #first == 2 then
-    return reply(2, 3, 0, math.max(1, tonumber(first[2]) + graceMs + 1 - nowMs), nil)
-  end
+  return reply(2, 3, 0, math.max(1, tonumber(first[2]) + graceMs + 1 - nowMs), nil)
 end
 local cm, cr = afterOneInterval(slotAtMs + graceMs, 0)
 add(holder, slotAtMs)
+live = live + 1
 return reply(1, 0, slotAtMs, waitMs, {cursorMs = cm, cursorRem = cr, day = day, count = spent + 1})
 `.trim();
 
