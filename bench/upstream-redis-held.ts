@@ -25,7 +25,7 @@ import { median, type BenchTable } from './bench-table';
  */
 
 const HELD = [0, 1, 10, 100, 1000];
-const ROUNDS = 5;
+const ROUNDS = 7;
 const STEPS = 200;
 const POLICY: UpstreamPolicy = { limit: 10, windowMs: 1000, headroomBp: 10_000, maxWaitMs: 400_000, dailyBudget: 0, graceMs: 100, maxReservations: 1000, maxReservationsPerHolder: 1 };
 

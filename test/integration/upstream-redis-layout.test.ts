@@ -92,7 +92,7 @@ const LONG: UpstreamPolicy = { limit: 10, windowMs: 1000, headroomBp: 10_000, ma
 const T0 = 1_700_000_000_000;
 const holderOf = (i: number) => `h${String(i).padStart(15, '0')}`;
 
-test('property: on a queue of hundreds, random callers get the outcomes of folding scheduleUpstream, each answered with the view of its state', async () => {
+test('property: on a queue of hundreds, random callers get the outcomes of folding scheduleUpstream, each answered with the view of its state, and every key expires', async () => {
   const opArb = fc.record({
     holder: fc.integer({ min: 0, max: 600 }),
     // Back at one of the first slots (some echoing it), or a new call at a time that moves on.
@@ -119,6 +119,11 @@ test('property: on a queue of hundreds, random callers get the outcomes of foldi
         expect({ i, outcome: result.outcome, state: result.state }).toEqual({ i, outcome: expected.outcome, state: viewOf(state) });
       }
       expect(await readUpstreamState(client, key)).toBe(formatUpstreamState(state as UpstreamState));
+      // Nothing is left to outlive the quota: each key there is expires.
+      for (const part of upstreamScheduleKeys(key)) {
+        const pttlMs = Number(await client.pTTL(part));
+        expect({ part, expires: pttlMs === -2 || pttlMs > 0 }).toEqual({ part, expires: true });
+      }
     }),
     { numRuns: fcNumRuns(25) },
   );

@@ -102,7 +102,9 @@ local function byHolder(h, slotAtMs)
   return string.format('%s:%016d', h, slotAtMs)
 end
 
+local added = false
 local function add(h, slotAtMs)
+  added = true
   redis.call('ZADD', BY_SLOT, slotAtMs, string.format('%s:%d', h, slotAtMs))
   redis.call('ZADD', BY_HOLDER, 0, byHolder(h, slotAtMs))
 end
@@ -202,7 +204,8 @@ local function reply(status, detail, slotAtMs, retryAfterMs, next)
   end
   local ttl = string.format('%d', ttlUntil(at))
   redis.call('SET', HEAD, head, 'PX', ttl)
-  if live > 0 then
+  -- Only a call that adds can make the sets matter longer: the latest slot, or a later day to count on.
+  if added and live > 0 then
     redis.call('PEXPIRE', BY_SLOT, ttl)
     redis.call('PEXPIRE', BY_HOLDER, ttl)
   end
@@ -218,10 +221,15 @@ if live > 0 and claimSlotAtMs and claimSlotAtMs == math.floor(claimSlotAtMs) and
     target = claimSlotAtMs
   end
 end
-if target == nil and live > 0 and nowMs >= 0 then
-  local due = redis.call('ZRANGEBYLEX', BY_HOLDER, mineFrom, '[' .. byHolder(holder, nowMs), 'LIMIT', 0, 1)
-  if #due == 1 then
-    target = tonumber(string.sub(due[1], #holder + 2))
+-- The holder's oldest: claimed by a call that echoes nothing once its slot has come.
+local oldestMine = nil
+if target == nil and live > 0 then
+  local oldest = redis.call('ZRANGEBYLEX', BY_HOLDER, mineFrom, mineTo, 'LIMIT', 0, 1)
+  if #oldest == 1 then
+    oldestMine = tonumber(string.sub(oldest[1], #holder + 2))
+    if oldestMine <= nowMs then
+      target = oldestMine
+    end
   end
 end
 
@@ -253,9 +261,8 @@ if waitMs == 0 then
   local cm, cr = afterOneInterval(nowMs, 0)
   return reply(0, 0, nowMs, 0, {cursorMs = cm, cursorRem = cr, day = day, count = spent + 1})
 end
-if live > 0 and redis.call('ZLEXCOUNT', BY_HOLDER, mineFrom, mineTo) >= maxPerHolder then
-  local oldest = redis.call('ZRANGEBYLEX', BY_HOLDER, mineFrom, mineTo, 'LIMIT', 0, 1)
-  return reply(2, 4, 0, math.max(1, tonumber(string.sub(oldest[1], #holder + 2)) - nowMs), nil)
+if oldestMine and redis.call('ZLEXCOUNT', BY_HOLDER, mineFrom, mineTo) >= maxPerHolder then
+  return reply(2, 4, 0, math.max(1, oldestMine - nowMs), nil)
 end
 if live > 0 and live >= maxReservations then
   local first = redis.call('ZRANGE', BY_SLOT, 0, 0, 'WITHSCORES')
