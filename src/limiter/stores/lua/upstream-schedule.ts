@@ -102,9 +102,7 @@ local function byHolder(h, slotAtMs)
   return string.format('%s:%016d', h, slotAtMs)
 end
 
-local added = false
 local function add(h, slotAtMs)
-  added = true
   redis.call('ZADD', BY_SLOT, slotAtMs, string.format('%s:%d', h, slotAtMs))
   redis.call('ZADD', BY_HOLDER, 0, byHolder(h, slotAtMs))
 end
@@ -204,8 +202,8 @@ local function reply(status, detail, slotAtMs, retryAfterMs, next)
   end
   local ttl = string.format('%d', ttlUntil(at))
   redis.call('SET', HEAD, head, 'PX', ttl)
-  -- Only a call that adds can make the sets matter longer: the latest slot, or a later day to count on.
-  if added and live > 0 then
+  -- As long as the head: a lapse left in the sets still gives its unit back until the state is gone.
+  if live > 0 then
     redis.call('PEXPIRE', BY_SLOT, ttl)
     redis.call('PEXPIRE', BY_HOLDER, ttl)
   end
