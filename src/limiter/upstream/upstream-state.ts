@@ -1,7 +1,9 @@
 /**
  * The shared upstream quota's stored state: one cursor, a day's count, and
  * the reservations outstanding. Integers and holder ids only, as one compact
- * string (the form RTDB, Redis and the Lua twin keep):
+ * string (the form RTDB keeps as its node; Redis keeps the head, before the
+ * first comma, as its value and the reservations in sorted sets beside it,
+ * docs/adr/0065-upstream-reservations-in-sorted-sets.md):
  *
  *   "cursorMs:cursorRem:day:count" then ",holder:slotAtMs" per reservation
  *
