@@ -169,11 +169,17 @@ if lapsedCount > 0 then
   live = live - lapsedCount
 end
 
-local function view(head)
+local function listing()
   if live == 0 then
-    return head, 0
+    return {}
   end
-  local listed = redis.call('ZRANGE', BY_SLOT, 0, VIEW_LIMIT - 1)
+  return redis.call('ZRANGE', BY_SLOT, 0, VIEW_LIMIT - 1)
+end
+
+local function view(head, listed)
+  if #listed == 0 then
+    return head, live
+  end
   return head .. ',' .. table.concat(listed, ','), live - #listed
 end
 
@@ -185,7 +191,7 @@ local function reply(status, detail, slotAtMs, retryAfterMs, next)
     if source == 'none' then
       return {status, detail, slotAtMs, retryAfterMs, '', 0}
     end
-    local value, omitted = view(string.format('%d:%d:%d:%d', s.cursorMs, s.cursorRem, s.day, s.count))
+    local value, omitted = view(string.format('%d:%d:%d:%d', s.cursorMs, s.cursorRem, s.day, s.count), listing())
     if source == 'restored' then
       redis.call('DEL', BY_SLOT, BY_HOLDER)
     end
@@ -193,9 +199,11 @@ local function reply(status, detail, slotAtMs, retryAfterMs, next)
   end
   local head = string.format('%d:%d:%d:%d', next.cursorMs, next.cursorRem, next.day, next.count)
   local at = ceilMs(next.cursorMs, next.cursorRem)
+  local listed = listing()
   if live > 0 then
-    local last = redis.call('ZRANGE', BY_SLOT, -1, -1, 'WITHSCORES')
-    at = math.max(at, tonumber(last[2]) + graceMs + 1)
+    -- The latest slot: the view's last when it lists them all.
+    local lastAtMs = #listed == live and tonumber(string.match(listed[#listed], '(%d+)$')) or tonumber(redis.call('ZRANGE', BY_SLOT, -1, -1, 'WITHSCORES')[2])
+    at = math.max(at, lastAtMs + graceMs + 1)
   end
   if dailyBudget > 0 and next.count > 0 then
     at = math.max(at, (next.day + 1) * DAY_MS)
@@ -207,7 +215,7 @@ local function reply(status, detail, slotAtMs, retryAfterMs, next)
     redis.call('PEXPIRE', BY_SLOT, ttl)
     redis.call('PEXPIRE', BY_HOLDER, ttl)
   end
-  local value, omitted = view(head)
+  local value, omitted = view(head, listed)
   return {status, detail, slotAtMs, retryAfterMs, value, omitted}
 end
 
@@ -215,7 +223,15 @@ end
 local mineFrom, mineTo = '[' .. holder .. ':', '(' .. holder .. ';'
 local target = nil
 if live > 0 and claimSlotAtMs and claimSlotAtMs == math.floor(claimSlotAtMs) and claimSlotAtMs >= 0 and claimSlotAtMs <= 9007199254740991 then
-  if redis.call('ZSCORE', BY_SLOT, string.format('%s:%d', holder, claimSlotAtMs)) then
+  local member = string.format('%s:%d', holder, claimSlotAtMs)
+  if claimSlotAtMs <= nowMs then
+    -- Come: claimed if it is there, in the one command that finds it.
+    if redis.call('ZREM', BY_SLOT, member) == 1 then
+      redis.call('ZREM', BY_HOLDER, byHolder(holder, claimSlotAtMs))
+      live = live - 1
+      return reply(0, 1, claimSlotAtMs, 0, {cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count})
+    end
+  elseif redis.call('ZSCORE', BY_SLOT, member) then
     target = claimSlotAtMs
   end
 end
@@ -259,7 +275,7 @@ if waitMs == 0 then
   local cm, cr = afterOneInterval(nowMs, 0)
   return reply(0, 0, nowMs, 0, {cursorMs = cm, cursorRem = cr, day = day, count = spent + 1})
 end
-if oldestMine and redis.call('ZLEXCOUNT', BY_HOLDER, mineFrom, mineTo) >= maxPerHolder then
+if oldestMine and (maxPerHolder == 1 or redis.call('ZLEXCOUNT', BY_HOLDER, mineFrom, mineTo) >= maxPerHolder) then
   return reply(2, 4, 0, math.max(1, oldestMine - nowMs), nil)
 end
 if live > 0 and live >= maxReservations then
