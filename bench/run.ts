@@ -34,8 +34,8 @@ const SECTIONS: readonly Section[] = [
   { name: 'gateway', file: 'gateway-bench', exportName: 'runGatewayBench' },
 ];
 
-/** A section prints one table, or several measured in the same run. */
-type Runner = () => Promise<BenchTable | BenchTable[]>;
+/** A section prints one table, or several when it measures more than one thing (upstream-hot-key: Redis, then RTDB). */
+type Runner = () => Promise<BenchTable | readonly BenchTable[]>;
 
 function sectionFileExists(file: string): boolean {
   return ['.ts', '.js'].some((ext) => existsSync(path.join(__dirname, `${file}${ext}`)));
@@ -84,7 +84,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     try {
       const tables = await runner();
-      for (const table of Array.isArray(tables) ? tables : [tables]) printTable(table);
+      for (const table of Array.isArray(tables) ? tables : [tables]) printTable(table as BenchTable);
     } catch (error) {
       failures++;
       console.error(`section "${section.name}" failed:`, error);

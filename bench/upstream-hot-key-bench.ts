@@ -4,6 +4,7 @@ import { startRtdbTestServer, type RtdbTestServer } from '../test/support/rtdb-s
 import { startBenchChild, type BenchChild } from './bench-child';
 import { percentile, type BenchTable } from './bench-table';
 import type { StepReport, StepRequest } from './upstream-hot-key-worker';
+import { measureUpstreamRedisHeld } from './upstream-redis-held';
 
 /**
  * `npm run bench -- upstream-hot-key`: how many decisions a second the one
@@ -34,6 +35,10 @@ import type { StepReport, StepRequest } from './upstream-hot-key-worker';
  * stop at its first maxretry. The three processes and the server share the
  * machine's cores, so the figures are a floor for a real RTDB, where the
  * server has its own machines and round trips are longer (more retries).
+ *
+ * Before those, on Redis: the upstream script's own time per call by the
+ * reservations held, 0 to 1,000 (bench/upstream-redis-held.ts).
+ * UPSTREAM_BENCH_SKIP_RTDB=1 runs that part only.
  */
 
 /** Offered decisions a second, all three processes together. UPSTREAM_BENCH_RATES=30,60 for a short run. */
@@ -83,7 +88,13 @@ function row(workload: Workload, perSecond: number, reports: readonly StepReport
   ];
 }
 
-export async function runUpstreamHotKeyBench(): Promise<BenchTable> {
+export async function runUpstreamHotKeyBench(): Promise<BenchTable[]> {
+  const redis = await measureUpstreamRedisHeld();
+  if (process.env.UPSTREAM_BENCH_SKIP_RTDB === '1') return [redis];
+  return [redis, await measureRtdbHotKey()];
+}
+
+async function measureRtdbHotKey(): Promise<BenchTable> {
   const server: RtdbTestServer = await startRtdbTestServer();
   const rows: (string | number)[][] = [];
   const notes: string[] = [];

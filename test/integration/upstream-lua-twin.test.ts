@@ -1,16 +1,18 @@
 import fc from 'fast-check';
 import { createClient } from 'redis';
-import { DEFAULT_UPSTREAM_TTL_MARGIN_MS, scheduledFromReply, UPSTREAM_SCHEDULE_SCRIPT, UPSTREAM_SCHEDULE_SHA1, upstreamScheduleArgs } from '../../src/library/backends/redis/lua/upstream-schedule';
+import { DEFAULT_UPSTREAM_TTL_MARGIN_MS, scheduledFromReply, UPSTREAM_SCHEDULE_SCRIPT, UPSTREAM_SCHEDULE_SHA1, upstreamScheduleArgs, upstreamScheduleKeys } from '../../src/library/backends/redis/lua/upstream-schedule';
 import type { UpstreamPolicy } from '../../src/library/schedule/upstream-policy';
 import { scheduleUpstream, upstreamStateExpiresAtMs } from '../../src/library/schedule/upstream-schedule';
 import { formatUpstreamState, parseUpstreamState, type UpstreamState } from '../../src/library/schedule/upstream-state';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
+import { putUpstreamState, readUpstreamState } from '../support/upstream-redis-layout';
 import { UPSTREAM_VECTORS } from '../unit/upstream-vectors';
 
 // The upstream scheduler is written twice, in TypeScript and in Lua; this
 // suite keeps the pair one: every vector and every random sequence of calls
 // goes through both on a real redis-server, and must give the same outcome
 // and leave the same stored value (and a TTL from the same expiry) each step.
+// The value is read back whole (the head and both sets, support/upstream-redis-layout.ts).
 
 let server: RedisServer;
 let client: ReturnType<typeof createClient>;
@@ -31,16 +33,15 @@ afterAll(async () => {
 const freshKey = () => `twin:upstream:${++keySeq}`;
 
 async function put(key: string, state: UpstreamState | null): Promise<void> {
-  if (state === null) await client.del(key);
-  else await client.set(key, formatUpstreamState(state), { PX: 600_000 });
+  await putUpstreamState(client, key, state, 600_000);
 }
 
 async function lua(key: string, nowMs: number, holder: string, policy: UpstreamPolicy, claimSlotAtMs: number | null = null) {
-  return scheduledFromReply(await client.sendCommand(['EVALSHA', UPSTREAM_SCHEDULE_SHA1, '1', key, ...upstreamScheduleArgs(nowMs, holder, policy, DEFAULT_UPSTREAM_TTL_MARGIN_MS, null, claimSlotAtMs)]));
+  return scheduledFromReply(await client.sendCommand(['EVALSHA', UPSTREAM_SCHEDULE_SHA1, '3', ...upstreamScheduleKeys(key), ...upstreamScheduleArgs(nowMs, holder, policy, DEFAULT_UPSTREAM_TTL_MARGIN_MS, null, claimSlotAtMs)]));
 }
 
 async function stored(key: string): Promise<{ raw: string | null; pttlMs: number }> {
-  return { raw: (await client.get(key)) as string | null, pttlMs: Number(await client.pTTL(key)) };
+  return { raw: await readUpstreamState(client, key), pttlMs: Number(await client.pTTL(key)) };
 }
 
 function expectTtl(pttlMs: number, state: UpstreamState, policy: UpstreamPolicy, nowMs: number): void {

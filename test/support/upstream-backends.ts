@@ -11,6 +11,7 @@ import { startRedisCluster, type RedisCluster } from './redis-cluster';
 import { startRedisServer, type RedisServer } from './redis-server';
 import { rtdbForTests, type RtdbTestServer } from './rtdb-server';
 import { createAdminApp, deleteAdminApp } from './rtdb-server/admin-app';
+import { readUpstreamState } from './upstream-redis-layout';
 
 /**
  * Every UpstreamQuotaStore on real parts, for the upstream store contract: a
@@ -25,7 +26,7 @@ export interface UpstreamBackend {
   readonly store: UpstreamQuotaStore;
   /** A second client on the same data; the first for memory. */
   readonly other: UpstreamQuotaStore;
-  /** The key's stored value as the backend holds it, for "nothing written" checks. */
+  /** The key's stored value as the backend holds it (Redis: the head and its reservations), for "nothing written" checks. */
   raw(key: string): Promise<string | null>;
 }
 
@@ -68,7 +69,7 @@ export async function startUpstreamBackends(): Promise<UpstreamBackends> {
       label: 'redis',
       store: redisStores[0] as UpstreamQuotaStore,
       other: redisStores[1] as UpstreamQuotaStore,
-      raw: async (key) => (await client.get(PREFIX + UPSTREAM_PREFIX + key)) as string | null,
+      raw: async (key) => readUpstreamState(client, PREFIX + UPSTREAM_PREFIX + key),
     },
     {
       name: 'redis',
@@ -76,7 +77,7 @@ export async function startUpstreamBackends(): Promise<UpstreamBackends> {
       store: clusterStores[0] as UpstreamQuotaStore,
       other: clusterStores[1] as UpstreamQuotaStore,
       // In a cluster the quota key is its own hash tag.
-      raw: async (key) => (await clusterClient.get(`${PREFIX}{${UPSTREAM_PREFIX}${key}}`)) as string | null,
+      raw: async (key) => readUpstreamState(clusterClient, `${PREFIX}{${UPSTREAM_PREFIX}${key}}`),
     },
   ];
   return {

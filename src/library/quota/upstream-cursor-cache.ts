@@ -3,6 +3,7 @@ import type { UpstreamPolicy } from '../schedule/upstream-policy';
 import type { UpstreamQuotaStore, UpstreamScheduled } from '../schedule/upstream-quota-store';
 import { scheduleUpstream } from '../schedule/upstream-schedule';
 import type { UpstreamState } from '../schedule/upstream-state';
+import { viewDecides } from '../schedule/upstream-view';
 import type { WaitBudget } from '../limiter/wait-budget';
 
 export interface CachedUpstreamQuotaOptions {
@@ -51,7 +52,8 @@ interface Seen {
  * was made on another instance after the cached state, and who comes back on
  * time, is never rejected here: its slot is at or after the cached cursor,
  * so the cached decision is a run, which goes to the store
- * (docs/adr/0033-upstream-atomic-not-read-then-write.md).
+ * (docs/adr/0033-upstream-atomic-not-read-then-write.md). A state the store
+ * cut short answers only what it decides in full (upstream-view.ts, ADR 0063).
  */
 export class CachedUpstreamQuota implements UpstreamQuotaStore {
   readonly backend: UpstreamQuotaStore['backend'];
@@ -122,7 +124,8 @@ export class CachedUpstreamQuota implements UpstreamQuotaStore {
     const cached = anyAge ? this.seen.get(key) : this.fresh(key, nowMs);
     if (cached === undefined) return undefined;
     const { outcome, next } = scheduleUpstream(cached.state, nowMs, holder, policy, claimSlotAtMs);
-    return next === null ? { outcome, state: cached.state } : undefined;
+    // A view cut short (the Redis store's, past UPSTREAM_VIEW_LIMIT reservations) answers only what it knows in full.
+    return next === null && viewDecides(cached.state, nowMs, claimSlotAtMs, outcome) ? { outcome, state: cached.state } : undefined;
   }
 
   /** Seen within maxStalenessMs of nowMs, either way: a clock stepped back does not keep an old state fresh. */

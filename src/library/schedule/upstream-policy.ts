@@ -64,7 +64,7 @@ export const DEFAULT_UPSTREAM_HEADROOM = 0.9;
 export const DEFAULT_UPSTREAM_MAX_WAIT_MS = 60_000;
 export const DEFAULT_UPSTREAM_GRACE_MS = 1000;
 export const DEFAULT_UPSTREAM_MAX_RESERVATIONS = 100;
-/** Every reservation is rewritten on every grant: past this the node or value gets too big for one round trip. */
+/** RTDB rewrites every reservation on every grant (one node, one transaction): past this the node gets too big for one round trip. Redis keeps them in sorted sets (ADR 0063). */
 export const MAX_UPSTREAM_RESERVATIONS = 1000;
 export const BASIS_POINTS = 10_000;
 export const DAY_MS = 86_400_000;

@@ -1,7 +1,9 @@
 /**
  * The shared upstream quota's stored state: one cursor, a day's count, and
  * the reservations outstanding. Integers and holder ids only, as one compact
- * string (the form RTDB, Redis and the Lua twin keep):
+ * string (the form RTDB keeps as its node; Redis keeps the head, before the
+ * first comma, as its value and the reservations in sorted sets beside it,
+ * docs/adr/0063-upstream-reservations-in-sorted-sets.md):
  *
  *   "cursorMs:cursorRem:day:count" then ",holder:slotAtMs" per reservation
  *
@@ -14,6 +16,11 @@
  *   cursor only moves forward); at most `maxReservations` of them.
  *
  * Junk parses to null (empty), so a hand-edited node never breaks a decision.
+ *
+ * A state a store answers may be a view cut short (the Redis store lists its
+ * first UPSTREAM_VIEW_LIMIT reservations, so its cost per call does not grow
+ * with the number held): `omitted` then counts the later ones it leaves out,
+ * all after the last listed slot. Formatting a view drops them.
  */
 export interface UpstreamReservation {
   /** holderIdOf(token id, tool): never the token id itself, never client input. */
@@ -27,6 +34,8 @@ export interface UpstreamState {
   readonly day: number;
   readonly count: number;
   readonly reservations: readonly UpstreamReservation[];
+  /** Set (> 0) only on a view cut short: reservations held after the listed ones and not listed. */
+  readonly omitted?: number;
 }
 
 const HEAD = /^(\d{1,16}):(\d{1,16}):(\d{1,16}):(\d{1,16})$/;

@@ -3,7 +3,7 @@ import { holderIdOf, type UpstreamCaller } from '../../schedule/upstream-holder'
 import { assertValidUpstreamPolicy, type UpstreamPolicy } from '../../schedule/upstream-policy';
 import type { UpstreamQuotaStore, UpstreamScheduled } from '../../schedule/upstream-quota-store';
 import type { UpstreamState } from '../../schedule/upstream-state';
-import { DEFAULT_UPSTREAM_TTL_MARGIN_MS, scheduledFromReply, UPSTREAM_SCHEDULE_SCRIPT, UPSTREAM_SCHEDULE_SHA1, upstreamScheduleArgs } from './lua/upstream-schedule';
+import { DEFAULT_UPSTREAM_TTL_MARGIN_MS, scheduledFromReply, UPSTREAM_SCHEDULE_SCRIPT, UPSTREAM_SCHEDULE_SHA1, upstreamScheduleArgs, upstreamScheduleKeys } from './lua/upstream-schedule';
 import type { LuaScript, RedisWindowStore } from './redis-store';
 import { REDIS_BAD_REPLY, RedisStoreError } from './redis-store-error';
 
@@ -20,9 +20,12 @@ const SCRIPT: LuaScript = { name: 'upstream schedule', source: UPSTREAM_SCHEDULE
 
 /**
  * The upstream quota in Redis: one EVALSHA of the scheduler's Lua twin
- * (lua/upstream-schedule.ts) per call on `prefix + 'upstream:' + key`. Redis
- * runs a script alone, so the read, the decision and the write are one step;
- * a rejection writes nothing.
+ * (lua/upstream-schedule.ts) per call on `prefix + 'upstream:' + key` (the
+ * head) and its two sorted sets of reservations beside it (`:r`, `:h`), which
+ * share its hash tag in a cluster. Redis runs a script alone, so the read,
+ * the decision and the write are one step; a rejection writes nothing. The
+ * state answered is a view: the head and the first UPSTREAM_VIEW_LIMIT
+ * reservations (docs/adr/0063-upstream-reservations-in-sorted-sets.md).
  */
 export class RedisUpstreamQuotaStore implements UpstreamQuotaStore {
   readonly backend = 'redis' as const;
@@ -43,7 +46,7 @@ export class RedisUpstreamQuotaStore implements UpstreamQuotaStore {
     assertValidKey(key);
     assertValidUpstreamPolicy(policy);
     if (!Number.isSafeInteger(nowMs) || nowMs < 0) throw new RangeError(`nowMs must be a non-negative integer, got ${nowMs}`);
-    const reply = await this.redis.runScript(SCRIPT, [this.keyPrefix + key], upstreamScheduleArgs(nowMs, holderIdOf(caller), policy, this.ttlMarginMs, restore, caller.claimSlotAtMs ?? null));
+    const reply = await this.redis.runScript(SCRIPT, upstreamScheduleKeys(this.keyPrefix + key), upstreamScheduleArgs(nowMs, holderIdOf(caller), policy, this.ttlMarginMs, restore, caller.claimSlotAtMs ?? null));
     try {
       return scheduledFromReply(reply);
     } catch {

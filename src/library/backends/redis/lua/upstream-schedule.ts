@@ -4,24 +4,43 @@ import type { UpstreamOutcome, UpstreamRejection } from '../../../schedule/upstr
 import { formatUpstreamState, parseUpstreamState, type UpstreamState } from '../../../schedule/upstream-state';
 import { LUA_CEIL_MS, LUA_TTL_UNTIL } from './lua-fragments';
 
+/** The most reservations a reply lists: a view, so that no call's cost grows with the number held. */
+export const UPSTREAM_VIEW_LIMIT = 16;
+
+/** The keys of one quota: the head, then its reservations by slot and by holder (same prefix, so one hash tag). */
+export function upstreamScheduleKeys(key: string): [string, string, string] {
+  return [key, `${key}:r`, `${key}:h`];
+}
+
 /**
  * The Lua twin of scheduleUpstream (upstream/upstream-schedule.ts): the same
- * parse of the compact state (upstream/upstream-state.ts), the same integer
- * arithmetic, line for line. test/integration/upstream-lua-twin.test.ts holds
- * the two together with the shared vectors and a random-sequence property.
+ * decision and integer arithmetic, on a layout whose cost per call does not
+ * grow with the reservations held (docs/adr/0063-upstream-reservations-in-sorted-sets.md).
+ * test/integration/upstream-lua-twin.test.ts holds the two together with the
+ * shared vectors and a random-sequence property.
  *
- * KEYS[1]  the quota key; its value is the compact state
+ * KEYS[1]  the head, a string "cursorMs:cursorRem:day:count" (the compact
+ *          state of upstream/upstream-state.ts without its entries; one an
+ *          older release wrote with entries is moved to the sets on first use)
+ * KEYS[2]  a sorted set of "holder:slotAtMs" scored by slot: lapses, the
+ *          oldest, the count, the view
+ * KEYS[3]  a sorted set of "holder:<slot, 16 digits>" all scored 0: one
+ *          holder's own in slot order, by ZRANGEBYLEX
  * ARGV     nowMs, holder, limit, windowMs, headroomBp, maxWaitMs, dailyBudget,
  *          graceMs, maxReservations, ttlMarginMs, restore (a compact state to
- *          start from when the key holds none that parses; '' for none),
+ *          start from when the head is missing or does not parse; '' for none),
  *          maxReservationsPerHolder, claimSlotAtMs ('' for none)
- * Reply    {status, detail, slotAtMs, retryAfterMs, value after ('' for none)}
- *          status 0 run (detail 1 = claimed, slotAtMs the claimed slot),
- *          1 reserved, 2 rejected (detail: 1 daily_budget, 2 max_wait,
- *          3 reservations_full, 4 token_reservations_full)
+ * Reply    {status, detail, slotAtMs, retryAfterMs, view after ('' for none),
+ *          omitted}: status 0 run (detail 1 = claimed, slotAtMs the claimed
+ *          slot), 1 reserved, 2 rejected (detail: 1 daily_budget, 2 max_wait,
+ *          3 reservations_full, 4 token_reservations_full); the view is the
+ *          compact state with its first UPSTREAM_VIEW_LIMIT reservations, and
+ *          `omitted` how many later ones it leaves out.
  *
- * A write's TTL is upstreamStateExpiresAtMs − nowMs + ttlMarginMs (relative
- * to the caller's clock, as every twin's is), at least 1 ms.
+ * A write's TTL, on all three keys, is upstreamStateExpiresAtMs − nowMs +
+ * ttlMarginMs (relative to the caller's clock, as every twin's is), at least
+ * 1 ms. Each call does O(log n) work on the sets but for the lapses it drops,
+ * each dropped once.
  */
 export const UPSTREAM_SCHEDULE_SCRIPT = `
 local nowMs = tonumber(ARGV[1])
@@ -36,7 +55,9 @@ local maxReservations = tonumber(ARGV[9])
 local ttlMarginMs = tonumber(ARGV[10])
 local maxPerHolder = tonumber(ARGV[12])
 local claimSlotAtMs = tonumber(ARGV[13])
+local HEAD, BY_SLOT, BY_HOLDER = KEYS[1], KEYS[2], KEYS[3]
 local DAY_MS = 86400000
+local VIEW_LIMIT = ${UPSTREAM_VIEW_LIMIT}
 local numerator = windowMs * 10000
 local denominator = limit * headroomBp
 
@@ -51,47 +72,44 @@ local function whole(digits)
   return n
 end
 
-local function split(raw)
-  local parts = {}
-  local pos = 1
-  while true do
-    local at = string.find(raw, ',', pos, true)
-    if not at then
-      parts[#parts + 1] = string.sub(raw, pos)
-      return parts
-    end
-    parts[#parts + 1] = string.sub(raw, pos, at - 1)
-    pos = at + 1
-  end
-end
-
+-- The compact form: the head, then ",holder:slotAtMs" per reservation (a value an older
+-- release wrote, or a restore); the entries come back as a list, to be moved to the sets.
 local function parse(raw)
   if not raw then
     return nil
   end
-  local parts = split(raw)
-  local a, b, c, d = string.match(parts[1], '^(%d+):(%d+):(%d+):(%d+)$')
-  local s = {cursorMs = whole(a), cursorRem = whole(b), day = whole(c), count = whole(d), reservations = {}}
+  local at = string.find(raw, ',', 1, true)
+  local a, b, c, d = string.match(at and string.sub(raw, 1, at - 1) or raw, '^(%d+):(%d+):(%d+):(%d+)$')
+  local s = {cursorMs = whole(a), cursorRem = whole(b), day = whole(c), count = whole(d), entries = {}}
   if not (s.cursorMs and s.cursorRem and s.day and s.count) then
     return nil
   end
-  for i = 2, #parts do
-    local h, slot = string.match(parts[i], '^([%w_%-]+):(%d+)$')
+  while at do
+    local from = at + 1
+    at = string.find(raw, ',', from, true)
+    local h, slot = string.match(string.sub(raw, from, at and at - 1 or -1), '^([%w_%-]+):(%d+)$')
     local slotAtMs = whole(slot)
     if not h or #h > 64 or not slotAtMs then
       return nil
     end
-    s.reservations[#s.reservations + 1] = {h, slotAtMs}
+    s.entries[#s.entries + 1] = {h, slotAtMs}
   end
   return s
 end
 
-local function format(s)
-  local out = {string.format('%d:%d:%d:%d', s.cursorMs, s.cursorRem, s.day, s.count)}
-  for _, r in ipairs(s.reservations) do
-    out[#out + 1] = string.format('%s:%d', r[1], r[2])
-  end
-  return table.concat(out, ',')
+-- The by-holder index sorts a holder's reservations by slot: all scores 0, slots zero-padded.
+local function byHolder(h, slotAtMs)
+  return string.format('%s:%016d', h, slotAtMs)
+end
+
+local function add(h, slotAtMs)
+  redis.call('ZADD', BY_SLOT, slotAtMs, string.format('%s:%d', h, slotAtMs))
+  redis.call('ZADD', BY_HOLDER, 0, byHolder(h, slotAtMs))
+end
+
+local function remove(h, slotAtMs)
+  redis.call('ZREM', BY_SLOT, string.format('%s:%d', h, slotAtMs))
+  redis.call('ZREM', BY_HOLDER, byHolder(h, slotAtMs))
 end
 
 local function afterOneInterval(ms, rem)
@@ -106,84 +124,136 @@ local function dayOf(ms)
   return math.floor(ms / DAY_MS)
 end
 
-local function expiresAtMs(s)
-  local at = ceilMs(s.cursorMs, s.cursorRem)
-  for _, r in ipairs(s.reservations) do
-    at = math.max(at, r[2] + graceMs + 1)
-  end
-  if dailyBudget > 0 and s.count > 0 then
-    at = math.max(at, (s.day + 1) * DAY_MS)
-  end
-  return at
-end
-
-local raw = redis.call('GET', KEYS[1])
-local s = parse(raw)
-if not s and ARGV[11] ~= '' then
-  raw = ARGV[11]
-  s = parse(raw)
-end
-if not s then
-  s = {cursorMs = 0, cursorRem = 0, day = 0, count = 0, reservations = {}}
-end
-
 ${LUA_TTL_UNTIL}
 
-local function write(next)
-  local value = format(next)
-  redis.call('SET', KEYS[1], value, 'PX', string.format('%d', ttlUntil(expiresAtMs(next))))
-  return value
-end
-
-local function current()
-  if raw then
-    return raw
+-- 'stored': the head is of record; 'restored': the sets hold ARGV[11]'s entries for this call
+-- only, unless it writes; 'none': no state at all.
+local s = parse(redis.call('GET', HEAD))
+local source = 'stored'
+if not s then
+  -- Sets without a head that parses are no state (the head is what expires and what is of record).
+  redis.call('DEL', BY_SLOT, BY_HOLDER)
+  source = 'restored'
+  if ARGV[11] ~= '' then
+    s = parse(ARGV[11])
   end
-  return ''
+  if not s then
+    source = 'none'
+    s = {cursorMs = 0, cursorRem = 0, day = 0, count = 0, entries = {}}
+  end
 end
+-- A head written by an older release carries its reservations: moved into the sets, and the head
+-- rewritten without them, in this call.
+local migrated = source == 'stored' and #s.entries > 0
+for _, r in ipairs(s.entries) do
+  add(r[1], r[2])
+end
+-- Kept as the call changes the sets, so an empty queue costs no more calls than the head's.
+local live = redis.call('ZCARD', BY_SLOT)
 
-local live = {}
+-- The reservations lapsed by now: dropped, and their units of the day given back.
 local count = s.count
-local claimed = nil
-local due = nil
-local mineCount = 0
-local oldestMine = nil
-for _, r in ipairs(s.reservations) do
-  if nowMs <= r[2] + graceMs then
-    live[#live + 1] = r
-    if r[1] == holder then
-      mineCount = mineCount + 1
-      if oldestMine == nil then
-        oldestMine = r[2]
-      end
-      if claimed == nil and r[2] == claimSlotAtMs then
-        claimed = #live
-      end
-      if due == nil and r[2] <= nowMs then
-        due = #live
-      end
-    end
-  elseif dayOf(r[2]) == s.day and count > 0 then
+local lapsedCount = 0
+local cutoff = string.format('(%d', nowMs - graceMs)
+for _, member in ipairs(live > 0 and redis.call('ZRANGEBYSCORE', BY_SLOT, '-inf', cutoff) or {}) do
+  local h, slot = string.match(member, '^(.+):(%d+)$')
+  local slotAtMs = tonumber(slot)
+  if dayOf(slotAtMs) == s.day and count > 0 then
     count = count - 1
   end
+  redis.call('ZREM', BY_HOLDER, byHolder(h, slotAtMs))
+  lapsedCount = lapsedCount + 1
 end
-local mine = claimed or due
-
--- What a call that grants nothing writes: the lapses it saw, or nothing.
-local function lapsed()
-  if #live == #s.reservations then
-    return current()
-  end
-  return write({cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count, reservations = live})
+if lapsedCount > 0 then
+  redis.call('ZREMRANGEBYSCORE', BY_SLOT, '-inf', cutoff)
+  live = live - lapsedCount
 end
 
-if mine then
-  local slotAtMs = live[mine][2]
-  if nowMs < slotAtMs then
-    return {1, 0, slotAtMs, slotAtMs - nowMs, lapsed()}
+local function listing()
+  if live == 0 then
+    return {}
   end
-  table.remove(live, mine)
-  return {0, 1, slotAtMs, 0, write({cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count, reservations = live})}
+  return redis.call('ZRANGE', BY_SLOT, 0, VIEW_LIMIT - 1)
+end
+
+local function view(head, listed)
+  if #listed == 0 then
+    return head, live
+  end
+  return head .. ',' .. table.concat(listed, ','), live - #listed
+end
+
+local function reply(status, detail, slotAtMs, retryAfterMs, next)
+  if next == nil and (lapsedCount > 0 or migrated) then
+    next = {cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count}
+  end
+  if next == nil then
+    if source == 'none' then
+      return {status, detail, slotAtMs, retryAfterMs, '', 0}
+    end
+    local value, omitted = view(string.format('%d:%d:%d:%d', s.cursorMs, s.cursorRem, s.day, s.count), listing())
+    if source == 'restored' then
+      redis.call('DEL', BY_SLOT, BY_HOLDER)
+    end
+    return {status, detail, slotAtMs, retryAfterMs, value, omitted}
+  end
+  local head = string.format('%d:%d:%d:%d', next.cursorMs, next.cursorRem, next.day, next.count)
+  local at = ceilMs(next.cursorMs, next.cursorRem)
+  local listed = listing()
+  if live > 0 then
+    -- The latest slot: the view's last when it lists them all.
+    local lastAtMs = #listed == live and tonumber(string.match(listed[#listed], '(%d+)$')) or tonumber(redis.call('ZRANGE', BY_SLOT, -1, -1, 'WITHSCORES')[2])
+    at = math.max(at, lastAtMs + graceMs + 1)
+  end
+  if dailyBudget > 0 and next.count > 0 then
+    at = math.max(at, (next.day + 1) * DAY_MS)
+  end
+  local ttl = string.format('%d', ttlUntil(at))
+  redis.call('SET', HEAD, head, 'PX', ttl)
+  -- As long as the head: a lapse left in the sets still gives its unit back until the state is gone.
+  if live > 0 then
+    redis.call('PEXPIRE', BY_SLOT, ttl)
+    redis.call('PEXPIRE', BY_HOLDER, ttl)
+  end
+  local value, omitted = view(head, listed)
+  return {status, detail, slotAtMs, retryAfterMs, value, omitted}
+end
+
+-- The holder's own reservations, in slot order, through the by-holder index.
+local mineFrom, mineTo = '[' .. holder .. ':', '(' .. holder .. ';'
+local target = nil
+if live > 0 and claimSlotAtMs and claimSlotAtMs == math.floor(claimSlotAtMs) and claimSlotAtMs >= 0 and claimSlotAtMs <= 9007199254740991 then
+  local member = string.format('%s:%d', holder, claimSlotAtMs)
+  if claimSlotAtMs <= nowMs then
+    -- Come: claimed if it is there, in the one command that finds it.
+    if redis.call('ZREM', BY_SLOT, member) == 1 then
+      redis.call('ZREM', BY_HOLDER, byHolder(holder, claimSlotAtMs))
+      live = live - 1
+      return reply(0, 1, claimSlotAtMs, 0, {cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count})
+    end
+  elseif redis.call('ZSCORE', BY_SLOT, member) then
+    target = claimSlotAtMs
+  end
+end
+-- The holder's oldest: claimed by a call that echoes nothing once its slot has come.
+local oldestMine = nil
+if target == nil and live > 0 then
+  local oldest = redis.call('ZRANGEBYLEX', BY_HOLDER, mineFrom, mineTo, 'LIMIT', 0, 1)
+  if #oldest == 1 then
+    oldestMine = tonumber(string.sub(oldest[1], #holder + 2))
+    if oldestMine <= nowMs then
+      target = oldestMine
+    end
+  end
+end
+
+if target then
+  if nowMs < target then
+    return reply(1, 0, target, target - nowMs, nil)
+  end
+  remove(holder, target)
+  live = live - 1
+  return reply(0, 1, target, 0, {cursorMs = s.cursorMs, cursorRem = s.cursorRem, day = s.day, count = count})
 end
 
 local slotAtMs = math.max(ceilMs(s.cursorMs, s.cursorRem), nowMs)
@@ -196,24 +266,26 @@ end
 local waitMs = slotAtMs - nowMs
 
 if dailyBudget > 0 and spent >= dailyBudget then
-  return {2, 1, 0, (day + 1) * DAY_MS - nowMs, lapsed()}
+  return reply(2, 1, 0, (day + 1) * DAY_MS - nowMs, nil)
 end
 if waitMs > maxWaitMs then
-  return {2, 2, 0, waitMs - maxWaitMs, lapsed()}
+  return reply(2, 2, 0, waitMs - maxWaitMs, nil)
 end
 if waitMs == 0 then
   local cm, cr = afterOneInterval(nowMs, 0)
-  return {0, 0, nowMs, 0, write({cursorMs = cm, cursorRem = cr, day = day, count = spent + 1, reservations = live})}
+  return reply(0, 0, nowMs, 0, {cursorMs = cm, cursorRem = cr, day = day, count = spent + 1})
 end
-if oldestMine and mineCount >= maxPerHolder then
-  return {2, 4, 0, math.max(1, oldestMine - nowMs), lapsed()}
+if oldestMine and (maxPerHolder == 1 or redis.call('ZLEXCOUNT', BY_HOLDER, mineFrom, mineTo) >= maxPerHolder) then
+  return reply(2, 4, 0, math.max(1, oldestMine - nowMs), nil)
 end
-if #live > 0 and #live >= maxReservations then
-  return {2, 3, 0, math.max(1, live[1][2] + graceMs + 1 - nowMs), lapsed()}
+if live > 0 and live >= maxReservations then
+  local first = redis.call('ZRANGE', BY_SLOT, 0, 0, 'WITHSCORES')
+  return reply(2, 3, 0, math.max(1, tonumber(first[2]) + graceMs + 1 - nowMs), nil)
 end
 local cm, cr = afterOneInterval(slotAtMs + graceMs, 0)
-live[#live + 1] = {holder, slotAtMs}
-return {1, 0, slotAtMs, waitMs, write({cursorMs = cm, cursorRem = cr, day = day, count = spent + 1, reservations = live})}
+add(holder, slotAtMs)
+live = live + 1
+return reply(1, 0, slotAtMs, waitMs, {cursorMs = cm, cursorRem = cr, day = day, count = spent + 1})
 `.trim();
 
 export const UPSTREAM_SCHEDULE_SHA1 = createHash('sha1').update(UPSTREAM_SCHEDULE_SCRIPT).digest('hex');
@@ -235,13 +307,14 @@ export function upstreamScheduleArgs(
 
 const REJECTIONS: readonly UpstreamRejection[] = ['daily_budget', 'max_wait', 'reservations_full', 'token_reservations_full'];
 
-/** The twin's reply as an outcome and the state after; a malformed reply throws a TypeError. */
+/** The twin's reply as an outcome and the state after (a view: `omitted` set when cut short); a malformed reply throws a TypeError. */
 export function scheduledFromReply(reply: unknown): { outcome: UpstreamOutcome; state: UpstreamState | null } {
-  if (!Array.isArray(reply) || reply.length !== 5 || !reply.slice(0, 4).every((n) => typeof n === 'number') || typeof reply[4] !== 'string') {
+  if (!Array.isArray(reply) || reply.length !== 6 || !reply.slice(0, 4).every((n) => typeof n === 'number') || typeof reply[4] !== 'string' || typeof reply[5] !== 'number') {
     throw new TypeError(`unexpected reply from the upstream schedule script: ${JSON.stringify(reply)}`);
   }
-  const [status, detail, slotAtMs, retryAfterMs, value] = reply as [number, number, number, number, string];
-  const state = value === '' ? null : parseUpstreamState(value);
+  const [status, detail, slotAtMs, retryAfterMs, value, omitted] = reply as [number, number, number, number, string, number];
+  const listed = value === '' ? null : parseUpstreamState(value);
+  const state = listed !== null && omitted > 0 ? { ...listed, omitted } : listed;
   if (status === 0) return { outcome: detail === 1 ? { status: 'run', claimed: true, slotAtMs } : { status: 'run', claimed: false }, state };
   if (status === 1) return { outcome: { status: 'reserved', slotAtMs, retryAfterMs }, state };
   const reason = REJECTIONS[detail - 1];
