@@ -2,7 +2,7 @@ import type { Adjustment } from './algorithms/algorithm';
 import type { WindowDecision } from './decision';
 import type { PolicySet } from './policy';
 
-export type BackendName = 'memory' | 'rtdb' | 'redis';
+export type BackendName = 'memory' | 'rtdb' | 'redis' | 'sqlite';
 
 /** What a store answers for one call: the set's decision and, per policy, the state it left. */
 export interface StoreDecision {

@@ -5,7 +5,7 @@ import { MemoryWindowStore } from '../limiter/stores/memory-store';
 import type { Logger } from '../shared/logger';
 
 export interface LimitStoreSpec {
-  /** RTDB root path and Redis key prefix suffix: each limiter counts in its own key space. */
+  /** RTDB root path, Redis key prefix suffix and SQLite namespace: each limiter counts in its own key space. */
   readonly namespace: string;
   readonly logger: Logger;
   /** The RTDB sweeper judges expiry by the same clock the decisions use. */
@@ -46,6 +46,18 @@ export async function createLimitStore(config: Config, firebaseApp: App | undefi
         keyPrefix: `${config.redis.keyPrefix}${spec.namespace}:`,
         // One deadline: the store gives up on a command when the guard stops waiting for it.
         commandTimeoutMs: config.rateLimit.timeoutMs,
+        logger: spec.logger,
+      });
+    }
+    case 'sqlite': {
+      // loadConfig refused to boot on a runtime without node:sqlite; the constructor refuses again with the same remedy.
+      const { SqliteWindowStore } = await import('../library/backends/sqlite/sqlite-store');
+      return new SqliteWindowStore({
+        path: config.sqlite.path,
+        namespace: spec.namespace,
+        // One deadline: the busy timeout is how long a decision waits for another process's lock.
+        timeoutMs: config.rateLimit.timeoutMs,
+        ...(spec.clock !== undefined ? { clock: spec.clock } : {}),
         logger: spec.logger,
       });
     }
