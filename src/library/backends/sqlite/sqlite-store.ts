@@ -134,7 +134,8 @@ export class SqliteWindowStore implements LimitStore {
         continue;
       }
       const policy = set.policies[i] as RateLimitPolicy;
-      const expiresAtMs = (set.algorithms[i] as CompiledPolicySet['algorithms'][number]).expiresAtMs(state, policy) + this.lagMarginMs;
+      // The state's own expiry; the sweep adds the lag margin when it judges a row old.
+      const expiresAtMs = (set.algorithms[i] as CompiledPolicySet['algorithms'][number]).expiresAtMs(state, policy);
       const value = STATE_CODECS[set.algorithmNames[i] as keyof typeof STATE_CODECS].format(state);
       this.connection.statement(UPSERT).run(this.namespace, key, slot, value, expiresAtMs);
     }
