@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { silentLogger, type Logger } from '../../../shared/logger';
 import { loadNodeSqlite, type NodeSqliteModule, type SqliteDatabase, type SqliteStatement } from './node-sqlite';
 import { SQLITE_CLOSED, SQLITE_MISCONFIGURED, SqliteStoreError, sqliteStoreErrorOf } from './sqlite-store-error';
 
@@ -10,6 +11,8 @@ export interface SqliteConnectionOptions {
   readonly busyTimeoutMs: number;
   /** node:sqlite itself; default: looked up in this runtime (a SqliteUnavailableError when missing). */
   readonly sqlite?: NodeSqliteModule;
+  /** Where a misconfiguration met at runtime is said, once per streak, at ERROR. Default: silent. */
+  readonly logger?: Logger;
 }
 
 /**
@@ -47,6 +50,9 @@ export class SqliteConnection {
   readonly busyTimeoutMs: number;
   private readonly db: SqliteDatabase;
   private readonly statements = new Map<string, SqliteStatement>();
+  private readonly logger: Logger;
+  /** A misconfiguration was logged and no transaction has committed since. */
+  private misconfigurationLogged = false;
 
   constructor(options: SqliteConnectionOptions) {
     if (typeof options.path !== 'string' || options.path === '') throw new TypeError('SqliteConnection: path must be a non-empty file path');
@@ -56,6 +62,7 @@ export class SqliteConnection {
     const sqlite = options.sqlite ?? loadNodeSqlite();
     this.path = path.resolve(options.path);
     this.busyTimeoutMs = options.busyTimeoutMs;
+    this.logger = options.logger ?? silentLogger;
     try {
       mkdirSync(path.dirname(this.path), { recursive: true });
     } catch (error) {
@@ -106,11 +113,12 @@ export class SqliteConnection {
     try {
       this.db.exec('BEGIN IMMEDIATE');
     } catch (error) {
-      throw sqliteStoreErrorOf(error, this.path, this.busyTimeoutMs);
+      throw this.reported(sqliteStoreErrorOf(error, this.path, this.busyTimeoutMs));
     }
     try {
       const value = body();
       this.db.exec('COMMIT');
+      this.misconfigurationLogged = false;
       return value;
     } catch (error) {
       if (this.db.isTransaction) {
@@ -120,8 +128,21 @@ export class SqliteConnection {
           // SQLite already rolled back (an I/O error ends the transaction); the first error is the one to report.
         }
       }
-      throw sqliteStoreErrorOf(error, this.path, this.busyTimeoutMs);
+      throw this.reported(sqliteStoreErrorOf(error, this.path, this.busyTimeoutMs));
     }
+  }
+
+  /**
+   * The guard's outage line says only that the backend is down; a file made
+   * read-only or replaced under the service needs the operator, so this says
+   * what to change, once until a decision commits again.
+   */
+  private reported(error: unknown): unknown {
+    if (error instanceof SqliteStoreError && error.code === SQLITE_MISCONFIGURED && !this.misconfigurationLogged) {
+      this.misconfigurationLogged = true;
+      this.logger.error(error.message, { event: 'ratelimit.sqlite_misconfigured', backend: 'sqlite', sqliteCode: error.sqliteCode });
+    }
+    return error;
   }
 
   /** A statement outside any explicit transaction (the sweep): its own implicit one, under the busy timeout. */

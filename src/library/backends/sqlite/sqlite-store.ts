@@ -67,7 +67,7 @@ export class SqliteWindowStore implements LimitStore {
     const sweepIntervalMs = nonNegativeInteger('sweepIntervalMs', options.sweepIntervalMs ?? DEFAULT_SQLITE_SWEEP_INTERVAL_MS);
     this.namespace = options.namespace ?? DEFAULT_SQLITE_NAMESPACE;
     if (this.namespace === '') throw new TypeError('SqliteWindowStore: namespace must not be empty');
-    this.connection = new SqliteConnection({ path: options.path, busyTimeoutMs: timeoutMs, ...(options.sqlite !== undefined ? { sqlite: options.sqlite } : {}) });
+    this.connection = new SqliteConnection({ path: options.path, busyTimeoutMs: timeoutMs, logger: options.logger ?? silentLogger, ...(options.sqlite !== undefined ? { sqlite: options.sqlite } : {}) });
     this.sweeper = new SqliteSweeper({ connection: this.connection, namespace: this.namespace, graceMs: this.lagMarginMs });
     if (sweepIntervalMs > 0) this.sweeper.start(sweepIntervalMs, options.clock ?? Date.now, options.logger ?? silentLogger);
   }
