@@ -31,6 +31,7 @@ export const NODE_SQLITE_MINIMUM = '22.13';
 /** Thrown when the runtime has no node:sqlite: a boot refusal that names the remedy. */
 export class SqliteUnavailableError extends Error {
   override readonly name = 'SqliteUnavailableError';
+  /** The runtime, not the file: distinct from SqliteStoreError's codes, which are about a file. */
   readonly code = 'ERR_FIRELIMIT_SQLITE_UNAVAILABLE';
   constructor(readonly nodeVersion: string) {
     super(sqliteUnavailableMessage(nodeVersion));

@@ -1,13 +1,14 @@
 /** Stable codes, as RedisStoreError's: callers and logs tell failures apart without reading messages. */
 export const SQLITE_BUSY = 'ERR_FIRELIMIT_SQLITE_BUSY';
-export const SQLITE_UNAVAILABLE = 'ERR_FIRELIMIT_SQLITE_UNAVAILABLE_FILE';
+/** The disk or the host (I/O error, disk full), which may recover. */
+export const SQLITE_IO = 'ERR_FIRELIMIT_SQLITE_IO';
 /**
  * The file answered, and the answer says the deployment is wrong (read-only,
  * not a database, corrupt, no permission): no retry fixes it, the operator must.
  */
 export const SQLITE_MISCONFIGURED = 'ERR_FIRELIMIT_SQLITE_MISCONFIGURED';
 export const SQLITE_CLOSED = 'ERR_FIRELIMIT_SQLITE_CLOSED';
-export type SqliteStoreErrorCode = typeof SQLITE_BUSY | typeof SQLITE_UNAVAILABLE | typeof SQLITE_MISCONFIGURED | typeof SQLITE_CLOSED;
+export type SqliteStoreErrorCode = typeof SQLITE_BUSY | typeof SQLITE_IO | typeof SQLITE_MISCONFIGURED | typeof SQLITE_CLOSED;
 
 /**
  * The only error the SQLite stores let out. Like RedisStoreError it is thrown
@@ -61,7 +62,7 @@ export function sqliteStoreErrorOf(error: unknown, path: string, timeoutMs: numb
     return new SqliteStoreError(SQLITE_MISCONFIGURED, `${sqliteErrstr(error)} (SQLite code ${errcode}): ${misconfigurationHint(primary, path)}`, errcode);
   }
   // IOERR, FULL, NOMEM, PROTOCOL...: the disk or the host, which may recover.
-  return new SqliteStoreError(SQLITE_UNAVAILABLE, `sqlite file ${path}: ${sqliteErrstr(error)} (SQLite code ${errcode})`, errcode);
+  return new SqliteStoreError(SQLITE_IO, `sqlite file ${path}: ${sqliteErrstr(error)} (SQLite code ${errcode})`, errcode);
 }
 
 function sqliteErrstr(error: unknown): string {
