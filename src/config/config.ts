@@ -4,6 +4,7 @@ import { algorithmOf, type BackendName, type FailurePolicy, InvalidRedisUrlError
 import { tiersOf } from './tiers-from-env';
 import type { Tier } from './tier';
 import { ConfigError, type ConfigProblem } from './config-error';
+import { findNodeSqlite, NODE_SQLITE_MINIMUM, sqliteUnavailableMessage } from '../library';
 import { decimalText, knobs, type KnobValues } from './knobs';
 import type { PoliciesConfig } from '../policies/resolve-charges';
 import { upstreamOf, type UpstreamConfig } from './upstream-config';
@@ -18,9 +19,11 @@ export const MINUTE_MS = 60_000;
  * RATE_LIMIT_TIMEOUT_MS when unset. RTDB: a transaction is a round trip to a
  * regional database, often a few hundred ms. Redis: a command unanswered for
  * 500 ms already means an outage, and every request waits that long before the
- * local window answers. Memory never waits; its value is only reported.
+ * local window answers. SQLite: the busy timeout, how long a decision waits for
+ * another process's write lock, blocking its event loop meanwhile; a lock held
+ * 500 ms is already an outage, as for Redis. Memory never waits; its value is only reported.
  */
-export const DEFAULT_TIMEOUT_MS: Readonly<Record<BackendName, number>> = { rtdb: 1500, redis: 500, memory: 1500 };
+export const DEFAULT_TIMEOUT_MS: Readonly<Record<BackendName, number>> = { rtdb: 1500, redis: 500, memory: 1500, sqlite: 500 };
 
 /**
  * Everything the service enforces and publishes, parsed once at boot. The
@@ -69,6 +72,10 @@ export interface Config {
     readonly mode: RedisMode;
     /** REDIS_TLS_CA_FILE, resolved; only with a rediss:// URL. */
     readonly tlsCaFile: string | undefined;
+  };
+  readonly sqlite: {
+    /** SQLITE_PATH, resolved; the backend sqlite's file (docs/adr/0062). */
+    readonly path: string;
   };
   readonly tokens: {
     readonly store: 'file' | 'firestore';
@@ -130,6 +137,10 @@ export interface LoadConfigOptions {
    * checked, not held against a URL: the operator commands never read it.
    */
   readonly upstreamSection?: 'checked' | 'schema-only';
+  /** Whether this runtime has node:sqlite (RATE_LIMIT_BACKEND=sqlite); injected for tests. Default: looked up. */
+  readonly hasNodeSqlite?: () => boolean;
+  /** The runtime's version for the sqlite refusal; default process.version. */
+  readonly nodeVersion?: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = {}): Config {
@@ -244,6 +255,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       fix: 'set FIREBASE_DATABASE_URL=https://<project>-default-rtdb.firebaseio.com (or http://127.0.0.1:9000?ns=<ns> with the emulator)',
     });
   }
+  if (v.RATE_LIMIT_BACKEND === 'sqlite' && !(options.hasNodeSqlite ?? (() => findNodeSqlite() !== undefined))()) {
+    problems.push({
+      knob: 'RATE_LIMIT_BACKEND',
+      problem: sqliteUnavailableMessage(options.nodeVersion ?? process.version),
+      fix: `run on Node 24 (or ${NODE_SQLITE_MINIMUM}+), or set RATE_LIMIT_BACKEND to memory, redis or rtdb`,
+    });
+  }
   if (v.HTTP_REQUEST_TIMEOUT_MS < v.HTTP_HEADERS_TIMEOUT_MS) {
     // http.createServer throws ERR_OUT_OF_RANGE for this and, set as properties afterwards, nothing checks it; refuse at boot, naming both knobs.
     problems.push({
@@ -296,6 +314,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       mode: v.REDIS_MODE,
       tlsCaFile: v.REDIS_TLS_CA_FILE === undefined ? undefined : path.resolve(cwd, v.REDIS_TLS_CA_FILE),
     },
+    sqlite: { path: path.resolve(cwd, v.SQLITE_PATH) },
     tokens: {
       store: v.TOKEN_STORE,
       file: path.resolve(cwd, v.TOKENS_FILE),
@@ -355,6 +374,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     trustedIssuers: config.auth.issuers.length === 0 ? undefined : config.auth.issuers.map((issuer) => issuer.issuer),
     redisUrl: config.redis.url === undefined ? undefined : '[set]',
     redisMode: config.rateLimit.backend === 'redis' ? config.redis.mode : undefined,
+    sqlitePath: config.rateLimit.backend === 'sqlite' ? config.sqlite.path : undefined,
     // The URL is refused at boot when it carries credentials; the Authorization value is never described.
     upstream: config.upstream === undefined ? undefined : { url: urlWithoutQuery(config.upstream.url), authorization: config.upstream.authorization === undefined ? 'none' : '[set]', quota: config.upstream.quota === undefined ? 'none' : `${config.upstream.quota.limit}/${config.upstream.quota.windowMs / 1000}s x ${config.upstream.quota.headroom}` },
   };

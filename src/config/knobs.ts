@@ -139,7 +139,7 @@ export const knobs = {
   PORT: knob(port.default(8080), 'set PORT to a free port, e.g. 8080 (Cloud Run sets it for you)'),
   RATE_LIMIT_BACKEND: knob(
     z.enum(BACKEND_NAMES, { error: `expected ${BACKEND_NAMES.slice(0, -1).join(', ')} or ${BACKEND_NAMES[BACKEND_NAMES.length - 1]}` }).default('memory'),
-    'set RATE_LIMIT_BACKEND to memory (one instance), rtdb (Firebase Realtime Database) or redis',
+    'set RATE_LIMIT_BACKEND to memory (one instance), rtdb (Firebase Realtime Database), redis or sqlite (every process on one host, one file)',
   ),
   RATE_LIMIT_PER_MINUTE: knob(
     positiveInt('a positive whole number of requests per minute').max(1_000_000_000).default(120),
@@ -240,6 +240,11 @@ export const knobs = {
     'set REDIS_MODE to standalone (one Redis, or a primary behind one address) or cluster (Redis Cluster; REDIS_URL may then list several seed nodes, comma-separated)',
   ),
   REDIS_TLS_CA_FILE: knob(z.string().optional(), 'set REDIS_TLS_CA_FILE to a readable PEM file of the CA that signed your managed Redis\'s certificate (with a rediss:// REDIS_URL), or unset it'),
+  /** Only read when the backend is sqlite; relative paths resolve against the working directory, as TOKENS_FILE. */
+  SQLITE_PATH: knob(
+    z.string().min(1, { error: 'expected a file path' }).default('.firelimit/limits.sqlite'),
+    'set SQLITE_PATH to a file in a writable directory on a local disk (every process sharing the counters names the same file), e.g. .firelimit/limits.sqlite',
+  ),
   TOKEN_STORE: knob(
     z.enum(['file', 'firestore'], { error: 'expected file or firestore' }).default('file'),
     'set TOKEN_STORE to file (local development) or firestore (production)',

@@ -50,6 +50,7 @@ const BACKEND_LABELS: Record<Config['rateLimit']['backend'], string> = {
   memory: "each instance's own memory",
   rtdb: 'Firebase Realtime Database',
   redis: 'Redis',
+  sqlite: "one SQLite file shared by this host's processes",
 };
 
 export function windowSeconds(policy: RateLimitPolicy): number {

@@ -15,7 +15,8 @@ export type { BackendFailureCause, BackendGuard } from './limiter/backend-guard'
 export { WaitBudget } from './limiter/wait-budget';
 
 // Stores
-export { createMemoryStore, createRedisStore, createRtdbStore, type RtdbStoreOptions } from './stores';
+export { createMemoryStore, createRedisStore, createRtdbStore, createSqliteStore, type RtdbStoreOptions, type SqliteStoreOptions } from './stores';
+export { findNodeSqlite, NODE_SQLITE_MINIMUM, SqliteUnavailableError, sqliteUnavailableMessage } from './backends/sqlite/node-sqlite';
 export type { RedisStoreOptions, RtdbDatabase, RtdbStoreTuning, RtdbSweepTuning } from './store-options';
 export { BACKEND_NAMES, type BackendName, type LimitStore, type StoreDecision } from './limiter/limit-store';
 export { InvalidRedisUrlError, parseRedisSeeds, type RedisMode } from './backends/redis/redis-url';

@@ -2,6 +2,7 @@ import type { Database } from 'firebase-admin/database';
 import type { LimitStore } from './limiter/limit-store';
 import { MemoryWindowStore } from './memory/memory-store';
 import type { RedisStoreOptions, RtdbDatabase, RtdbStoreTuning } from './store-options';
+import type { SqliteWindowStoreOptions } from './backends/sqlite/sqlite-store';
 import { loadPeer } from './support/load-peer';
 
 /**
@@ -62,4 +63,18 @@ export async function createRtdbStore(options: RtdbStoreOptions): Promise<LimitS
   if (more.length === 0) return storeOf(first.database);
   const { ShardedLimitStore } = await import('./support/sharded-store');
   return new ShardedLimitStore(options.databases.map(({ id, database }) => ({ id, store: storeOf(database) })));
+}
+
+export type SqliteStoreOptions = SqliteWindowStoreOptions;
+
+/**
+ * Counters in one SQLite file (`node:sqlite`, Node 22.13 and later; no
+ * package to install): every process on one host given the same `path`
+ * shares them, and they survive a restart. Each decision is one `BEGIN
+ * IMMEDIATE` transaction (docs/adr/0062-sqlite-store.md). On a runtime
+ * without node:sqlite it throws with the remedy.
+ */
+export async function createSqliteStore(options: SqliteStoreOptions): Promise<LimitStore> {
+  const { SqliteWindowStore } = await import('./backends/sqlite/sqlite-store');
+  return new SqliteWindowStore(options);
 }

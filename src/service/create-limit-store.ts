@@ -1,9 +1,9 @@
 import type { App } from 'firebase-admin/app';
 import type { Config } from '../config/config';
-import { createMemoryStore, createRedisStore, createRtdbStore, type LimitStore, type Logger } from '../library';
+import { createMemoryStore, createRedisStore, createRtdbStore, createSqliteStore, type LimitStore, type Logger } from '../library';
 
 export interface LimitStoreSpec {
-  /** RTDB root path and Redis key prefix suffix: each limiter counts in its own key space. */
+  /** RTDB root path, Redis key prefix suffix and SQLite namespace: each limiter counts in its own key space. */
   readonly namespace: string;
   readonly logger: Logger;
   /** The RTDB sweeper judges expiry by the same clock the decisions use. */
@@ -38,6 +38,17 @@ export async function createLimitStore(config: Config, firebaseApp: App | undefi
         keyPrefix: `${config.redis.keyPrefix}${spec.namespace}:`,
         // One deadline: the store gives up on a command when the guard stops waiting for it.
         commandTimeoutMs: config.rateLimit.timeoutMs,
+        logger: spec.logger,
+      });
+    }
+    case 'sqlite': {
+      // loadConfig refused to boot on a runtime without node:sqlite; the constructor refuses again with the same remedy.
+      return createSqliteStore({
+        path: config.sqlite.path,
+        namespace: spec.namespace,
+        // One deadline: the busy timeout is how long a decision waits for another process's lock.
+        timeoutMs: config.rateLimit.timeoutMs,
+        ...(spec.clock !== undefined ? { clock: spec.clock } : {}),
         logger: spec.logger,
       });
     }

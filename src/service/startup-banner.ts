@@ -29,7 +29,12 @@ export async function ensureDevelopmentToken(config: Config, store: TokenStore, 
 /** The first lines `npm start` prints: where things are and how to get a token. */
 export function startupBanner(config: Config, baseUrl: string, devToken: DevelopmentToken): string[] {
   const tier = config.rateLimit.defaultTier;
-  const shared = config.rateLimit.backend === 'memory' ? 'per instance (memory backend)' : `shared across instances (${config.rateLimit.backend})`;
+  const shared =
+    config.rateLimit.backend === 'memory'
+      ? 'per instance (memory backend)'
+      : config.rateLimit.backend === 'sqlite'
+        ? `shared by this host's processes on ${config.sqlite.path} (sqlite)`
+        : `shared across instances (${config.rateLimit.backend})`;
   const lines = [
     `firelimit listening on ${baseUrl}`,
     `  MCP endpoint:    POST ${baseUrl}/mcp`,

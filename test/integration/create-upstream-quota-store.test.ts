@@ -3,6 +3,8 @@ import { MemoryWindowStore } from '../../src/library/memory/memory-store';
 import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
 import { createUpstreamQuotaStore } from '../../src/service/create-upstream-quota-store';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
+import { SqliteWindowStore } from '../../src/library/backends/sqlite/sqlite-store';
+import { NODE_SQLITE, reportSqliteSkipped, sqliteTestFile } from '../support/sqlite-runtime';
 
 const POLICY = resolveUpstreamPolicy({ limit: 15, windowMs: 60_000 });
 const NOW_MS = 1_700_000_000_123;
@@ -38,6 +40,23 @@ describe('createUpstreamQuotaStore', () => {
         client.destroy();
       } finally {
         await limitStore.close();
+      }
+    });
+  });
+
+  reportSqliteSkipped('createUpstreamQuotaStore');
+  (NODE_SQLITE === undefined ? describe.skip : describe)('on the sqlite backend', () => {
+    test("the quota lives in the limit store's file, on its connection", async () => {
+      const file = sqliteTestFile('quota');
+      const limitStore = new SqliteWindowStore({ path: file.path, sweepIntervalMs: 0 });
+      try {
+        const quota = await createUpstreamQuotaStore(limitStore, undefined);
+        expect(quota.backend).toBe('sqlite');
+        expect((await quota.schedule('upstream', NOW_MS, { tokenId: 'tok_a', tool: 'search' }, POLICY)).outcome).toEqual({ status: 'run', claimed: false });
+        expect(file.raw.prepare('SELECT value FROM firelimit_upstream WHERE namespace = ? AND key = ?').get('upstream', 'upstream')).toEqual(expect.objectContaining({ value: `${NOW_MS + 4444}:60000:19675:1` }));
+      } finally {
+        await limitStore.close();
+        file.remove();
       }
     });
   });

@@ -1,6 +1,7 @@
 import { stateSlotOf, type PolicySet } from '../../src/library/window/policy';
 import { MemoryWindowStore } from '../../src/library/memory/memory-store';
 import { BASE_MS, CASES, freshKey, observed, Reference, SETS, startBackends, TRIO, type Backend, type Backends, type ContractBackend } from '../support/store-contract';
+import { reportSqliteSkipped, withSqlite } from '../support/sqlite-runtime';
 
 // The store contract, part two: a policy set is charged all or nothing on
 // every store; concurrent calls from two clients on one key admit exactly
@@ -17,8 +18,9 @@ afterAll(async () => {
 });
 const backend = (label: ContractBackend): Backend => backends.all.find((b) => b.label === label) as Backend;
 const ALL_SETS = [...CASES, ...SETS];
-const EVERY = ['memory', 'rtdb', 'redis', 'redis-cluster'] as const;
-const SHARED = ['rtdb', 'redis', 'redis-cluster'] as const;
+const EVERY = withSqlite(['memory', 'rtdb', 'redis', 'redis-cluster'] as const);
+const SHARED = withSqlite(['rtdb', 'redis', 'redis-cluster'] as const);
+reportSqliteSkipped('the store contract (sets, two clients, junk)');
 
 describe.each(EVERY)('the %s store', (name) => {
   // TRIO: burst 3 refilled 1 per 2 s, 5 per clock minute, 4 in any 10 s. Each refusal below is by one policy alone.

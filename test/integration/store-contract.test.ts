@@ -3,6 +3,7 @@ import type { Adjustment } from '../../src/library/window/algorithms';
 import { algorithmFor } from '../../src/library/window/decide-set';
 import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
 import { BASE_MS, CASES, freshKey, observed, Reference, SETS, startBackends, type Backend, type Backends, type ContractBackend } from '../support/store-contract';
+import { reportSqliteSkipped, withSqlite } from '../support/sqlite-runtime';
 
 // The store contract, part one: on every store (memory, RTDB, Redis) and for
 // every algorithm alone and for sets of several, a random sequence of calls
@@ -22,7 +23,7 @@ const HOUR: PolicySet = [{ name: 'hour', algorithm: 'sliding-window', limit: 9, 
 const backend = (label: ContractBackend): Backend => backends.all.find((b) => b.label === label) as Backend;
 
 /** Runs per property: every run is a fresh key; the shared stores cost a round trip per call. */
-const RUNS: Readonly<Record<ContractBackend, number>> = { memory: 200, redis: 40, 'redis-cluster': 25, rtdb: 20 };
+const RUNS: Readonly<Record<ContractBackend, number>> = { memory: 200, redis: 40, 'redis-cluster': 25, rtdb: 20, sqlite: 100 };
 
 const stepMs = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: 1, max: 4000 }) },
@@ -118,7 +119,8 @@ async function replay(b: Backend, sets: readonly PolicySet[], startOffsetMs: num
   }
 }
 
-describe.each(['memory', 'rtdb', 'redis', 'redis-cluster'] as const)('the %s store', (name) => {
+reportSqliteSkipped('the store contract (random sequences)');
+describe.each(withSqlite(['memory', 'rtdb', 'redis', 'redis-cluster'] as const))('the %s store', (name) => {
   test.each([...CASES, ...SETS])('%s: random consumes give exactly the decisions and states of folding decideSet, and a refusal stores nothing', async (_, policies) => {
     const b = backend(name);
     await fc.assert(

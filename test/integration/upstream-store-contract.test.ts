@@ -4,6 +4,7 @@ import { holderIdOf, type UpstreamCaller } from '../../src/library/schedule/upst
 import type { UpstreamPolicy } from '../../src/library/schedule/upstream-policy';
 import { scheduleUpstream, type UpstreamOutcome } from '../../src/library/schedule/upstream-schedule';
 import type { UpstreamState } from '../../src/library/schedule/upstream-state';
+import { reportSqliteSkipped, withSqlite } from '../support/sqlite-runtime';
 import { startUpstreamBackends, type UpstreamBackend, type UpstreamBackends } from '../support/upstream-backends';
 
 // The upstream quota's store contract: every UpstreamQuotaStore (memory, RTDB,
@@ -22,7 +23,7 @@ const backend = (label: UpstreamBackend['label']): UpstreamBackend => backends.a
 const BASE_MS = 1_700_000_040_000;
 /** 15 a minute at 0.9: a slot every 4444.4 ms, 1 s of grace, so slots fall 5445 ms apart once queued. */
 const POLICY: UpstreamPolicy = { limit: 15, windowMs: 60_000, headroomBp: 9000, maxWaitMs: 20_000, dailyBudget: 0, graceMs: 1000, maxReservations: 3, maxReservationsPerHolder: 3 };
-const RUNS: Readonly<Record<UpstreamBackend['label'], number>> = { memory: 200, redis: 40, 'redis-cluster': 25, rtdb: 15 };
+const RUNS: Readonly<Record<UpstreamBackend['label'], number>> = { memory: 200, redis: 40, 'redis-cluster': 25, rtdb: 15, sqlite: 100 };
 let keySeq = 0;
 const freshKey = () => `q${++keySeq}`;
 const caller = (i: number, tool = 'search'): UpstreamCaller => ({ tokenId: `tok_${String(i).padStart(16, '0')}`, tool });
@@ -36,7 +37,8 @@ const opArb = fc.record({
   stepMs: fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.constant(0), fc.integer({ min: -800, max: -1 }), fc.integer({ min: 3001, max: 30_000 })),
 });
 
-describe.each(['memory', 'rtdb', 'redis', 'redis-cluster'] as const)('the %s upstream store', (name) => {
+reportSqliteSkipped('the upstream store contract');
+describe.each(withSqlite(['memory', 'rtdb', 'redis', 'redis-cluster'] as const))('the %s upstream store', (name) => {
   test('random callers, through either instance, get exactly the outcomes of folding scheduleUpstream, and a call that writes nothing leaves the stored value as it was', async () => {
     const b = backend(name);
     await fc.assert(

@@ -11,7 +11,9 @@ import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
 import { readSetStates } from '../../src/library/backends/rtdb/rtdb-node';
 import { RtdbWindowStore } from '../../src/library/backends/rtdb/rtdb-store';
 import { isSingleFixedWindow, STATE_CODECS } from '../../src/library/support/state-codecs';
+import { SqliteWindowStore } from '../../src/library/backends/sqlite/sqlite-store';
 import { startRedisCluster, type RedisCluster } from './redis-cluster';
+import { NODE_SQLITE, sqliteTestFile, type SqliteTestFile } from './sqlite-runtime';
 import { startRedisServer, type RedisServer } from './redis-server';
 import { rtdbForTests, type RtdbTestServer } from './rtdb-server';
 import { createAdminApp, deleteAdminApp } from './rtdb-server/admin-app';
@@ -156,9 +158,33 @@ function redisBackend(label: ContractBackend, stores: readonly RedisWindowStore[
   };
 }
 
+/** Two SQLite stores (two connections, as two processes have) on one file; rows read and poked through a third. */
+function sqliteBackend(file: SqliteTestFile, stores: readonly SqliteWindowStore[]): Backend {
+  const namespace = 'contract';
+  const get = (key: string, policies: PolicySet): (string | null)[] => {
+    const select = file.raw.prepare('SELECT value FROM firelimit_limits WHERE namespace = ? AND key = ? AND slot = ?');
+    return policies.map((policy) => (select.get(namespace, key, stateSlotOf(policy))?.value as string | undefined) ?? null);
+  };
+  return {
+    name: 'sqlite',
+    label: 'sqlite',
+    store: stores[0] as LimitStore,
+    other: stores[1] as LimitStore,
+    raw: async (key, policies) => get(key, policies),
+    stored: async (key, policies, nowMs) => canonical(get(key, policies).map((value, i) => STATE_CODECS[algorithmOf(policies[i] as PolicySet[number])].parse(value)), policies, nowMs),
+    poke: async (key, policies, values) => {
+      const upsert = file.raw.prepare(
+        'INSERT INTO firelimit_limits (namespace, key, slot, value, expires_at_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (namespace, key, slot) DO UPDATE SET value = excluded.value',
+      );
+      (values as readonly string[]).forEach((value, i) => upsert.run(namespace, key, stateSlotOf(policies[i] as PolicySet[number]), value, Number.MAX_SAFE_INTEGER));
+    },
+  };
+}
+
 /**
  * A memory store, an RTDB and a Redis server each with two clients, and a
- * 6-node Redis Cluster with two cluster clients. The
+ * 6-node Redis Cluster with two cluster clients; on a runtime with node:sqlite,
+ * two SQLite stores on one file (the sweep off, like the RTDB sweeper). The
  * RTDB sweeper is off and Redis TTLs carry an hour of margin: the injected
  * times lie in the past, so nothing may expire by the real clock mid-test.
  */
@@ -200,11 +226,15 @@ export async function startBackends(): Promise<Backends> {
     redisBackend('redis', redisStores, client),
     redisBackend('redis-cluster', clusterStores, clusterClient),
   ];
+  const sqliteFile = NODE_SQLITE === undefined ? undefined : sqliteTestFile('contract');
+  const sqliteStores = sqliteFile === undefined ? [] : [0, 1].map(() => new SqliteWindowStore({ path: sqliteFile.path, namespace: 'contract', sweepIntervalMs: 0 }));
+  if (sqliteFile !== undefined) all.push(sqliteBackend(sqliteFile, sqliteStores));
 
   return {
     all,
     async close() {
-      await Promise.all([memory, ...rtdbStores, ...redisStores, ...clusterStores].map((store) => store.close()));
+      await Promise.all([memory, ...rtdbStores, ...redisStores, ...clusterStores, ...sqliteStores].map((store) => store.close()));
+      sqliteFile?.remove();
       await Promise.all(apps.map((app) => deleteAdminApp(app)));
       client.destroy();
       clusterClient.destroy();

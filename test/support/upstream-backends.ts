@@ -7,7 +7,10 @@ import { MemoryUpstreamQuotaStore } from '../../src/library/memory/upstream-memo
 import { RedisUpstreamQuotaStore } from '../../src/library/backends/redis/upstream-redis-store';
 import { RtdbUpstreamQuotaStore } from '../../src/library/backends/rtdb/upstream-rtdb-store';
 import type { UpstreamQuotaStore } from '../../src/library/schedule/upstream-quota-store';
+import { SqliteWindowStore } from '../../src/library/backends/sqlite/sqlite-store';
+import { SqliteUpstreamQuotaStore } from '../../src/library/backends/sqlite/sqlite-upstream-quota-store';
 import { startRedisCluster, type RedisCluster } from './redis-cluster';
+import { NODE_SQLITE, sqliteTestFile } from './sqlite-runtime';
 import { startRedisServer, type RedisServer } from './redis-server';
 import { rtdbForTests, type RtdbTestServer } from './rtdb-server';
 import { createAdminApp, deleteAdminApp } from './rtdb-server/admin-app';
@@ -16,7 +19,8 @@ import { readUpstreamState } from './upstream-redis-layout';
 /**
  * Every UpstreamQuotaStore on real parts, for the upstream store contract: a
  * memory store, and an RTDB test server and a redis-server each with two
- * clients (two instances). Redis TTLs carry an hour of margin: the injected
+ * clients (two instances), and on a runtime with node:sqlite two SQLite
+ * stores on one file. Redis TTLs carry an hour of margin: the injected
  * times lie in the past, so nothing may expire by the real clock mid-test.
  */
 export interface UpstreamBackend {
@@ -80,10 +84,24 @@ export async function startUpstreamBackends(): Promise<UpstreamBackends> {
       raw: async (key) => readUpstreamState(clusterClient, `${PREFIX}{${UPSTREAM_PREFIX}${key}}`),
     },
   ];
+  // On a runtime with node:sqlite: two stores, each on its own connection to one file (two processes).
+  const sqliteFile = NODE_SQLITE === undefined ? undefined : sqliteTestFile('upstream');
+  const sqliteConnections = sqliteFile === undefined ? [] : [0, 1].map(() => new SqliteWindowStore({ path: sqliteFile.path, sweepIntervalMs: 0 }));
+  const sqliteStores = sqliteConnections.map((connection) => new SqliteUpstreamQuotaStore({ sqlite: connection }));
+  if (sqliteFile !== undefined) {
+    all.push({
+      name: 'sqlite',
+      label: 'sqlite',
+      store: sqliteStores[0] as UpstreamQuotaStore,
+      other: sqliteStores[1] as UpstreamQuotaStore,
+      raw: async (key) => (sqliteFile.raw.prepare('SELECT value FROM firelimit_upstream WHERE namespace = ? AND key = ?').get('upstream', key)?.value as string | undefined) ?? null,
+    });
+  }
   return {
     all,
     async close() {
-      await Promise.all([memory, ...rtdbStores, ...redisStores, ...connections, ...clusterStores, ...clusterConnections].map((store) => store.close()));
+      await Promise.all([memory, ...rtdbStores, ...redisStores, ...connections, ...clusterStores, ...clusterConnections, ...sqliteStores, ...sqliteConnections].map((store) => store.close()));
+      sqliteFile?.remove();
       await Promise.all(apps.map((app) => deleteAdminApp(app)));
       client.destroy();
       clusterClient.destroy();

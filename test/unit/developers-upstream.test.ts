@@ -116,6 +116,14 @@ describe('/developers in gateway mode tells the truth (issue 17 item 8)', () => 
     expect(figure(text, 'upstream-quota-scope')).toBe(words);
   });
 
+  it('on the sqlite backend says the upstream quota holds across the processes of one host, not across hosts', () => {
+    // The page is rendered from the configuration alone: whether this runtime has node:sqlite does not matter here.
+    const config = loadConfig({ UPSTREAM_MCP_URL: 'http://u.example/mcp', UPSTREAM_RATE: '2/s', RATE_LIMIT_BACKEND: 'sqlite' }, { cwd: '/srv', hasNodeSqlite: () => true });
+    const text = renderDevelopersPage(config, { baseUrl: 'https://mcp.example' });
+    expect(figure(text, 'upstream-quota-scope')).toBe('across every process on this host');
+    expect(text).toContain('so N hosts can send N times that');
+  });
+
   it('states the real bound of a forwarded call: its hold for a slot, then the upstream timeout', () => {
     const text = render({ UPSTREAM_MCP_URL: 'http://u.example/mcp', UPSTREAM_RATE: '2/s', UPSTREAM_HOLD_MS: '1500', UPSTREAM_TIMEOUT_MS: '3000' });
     expect(figure(text, 'upstream-call-bound-ms')).toBe('4500');

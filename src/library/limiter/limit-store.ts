@@ -3,7 +3,7 @@ import type { WindowDecision } from '../window/decision';
 import type { PolicySet } from '../window/policy';
 
 /** Every store a limiter can run on: the one list (config, metrics and /developers read it). */
-export const BACKEND_NAMES = ['memory', 'rtdb', 'redis'] as const;
+export const BACKEND_NAMES = ['memory', 'rtdb', 'redis', 'sqlite'] as const;
 
 export type BackendName = (typeof BACKEND_NAMES)[number];
 

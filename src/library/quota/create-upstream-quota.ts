@@ -20,8 +20,9 @@ export interface UpstreamQuotaOptions {
 /**
  * The upstream quota's store on the backend the limiter already uses, behind
  * the cursor cache (docs/adr/0033-upstream-atomic-not-read-then-write.md):
- * memory, a transaction on `upstreamQuota/{key}` on RTDB, or the Lua twin on
- * the limit store's own Redis connection. What a gateway calls `schedule` on.
+ * memory, a transaction on `upstreamQuota/{key}` on RTDB, the Lua twin on
+ * the limit store's own Redis connection, or one BEGIN IMMEDIATE on the
+ * limit store's SQLite file. What a gateway calls `schedule` on.
  */
 export async function createUpstreamQuota(limitStore: LimitStore, options: UpstreamQuotaOptions = {}): Promise<CachedUpstreamQuota> {
   let store: UpstreamQuotaStore;
@@ -39,6 +40,12 @@ export async function createUpstreamQuota(limitStore: LimitStore, options: Upstr
       const [{ RedisWindowStore }, { RedisUpstreamQuotaStore }] = await Promise.all([import('../backends/redis/redis-store'), import('../backends/redis/upstream-redis-store')]);
       if (!(limitStore instanceof RedisWindowStore)) throw new TypeError('createUpstreamQuota: the redis upstream quota shares a RedisWindowStore connection (createRedisStore)');
       store = new RedisUpstreamQuotaStore({ redis: limitStore });
+      break;
+    }
+    case 'sqlite': {
+      const [{ SqliteWindowStore }, { SqliteUpstreamQuotaStore }] = await Promise.all([import('../backends/sqlite/sqlite-store'), import('../backends/sqlite/sqlite-upstream-quota-store')]);
+      if (!(limitStore instanceof SqliteWindowStore)) throw new TypeError('createUpstreamQuota: the sqlite upstream quota shares a SqliteWindowStore file (createSqliteStore)');
+      store = new SqliteUpstreamQuotaStore({ sqlite: limitStore });
       break;
     }
   }

@@ -27,7 +27,7 @@ const outputSchema = {
   resetInSeconds: z.number().int().describe('Seconds from now until resetAt.'),
   shared: z.boolean().describe('True when the figure is the one every instance enforces; false when this instance answered from its own window.'),
   reason: z.string().describe('Why the figure came out this way: within_limit, local_fallback, ...'),
-  backend: z.string().describe('The limiter backend: memory, rtdb or redis.'),
+  backend: z.string().describe('The limiter backend: memory, rtdb, redis or sqlite.'),
   policies: z.array(policySchema).describe('Every policy this token is held to; the top-level figures are the most restrictive one. A call must fit all of them.'),
 };
 
