@@ -31,6 +31,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'overrides', file: 'overrides-bench', exportName: 'runOverridesBench' },
   { name: 'sign-in', file: 'sign-in-bench', exportName: 'runSignInBench' },
   { name: 'gateway', file: 'gateway-bench', exportName: 'runGatewayBench' },
+  { name: 'gateway-everything', file: 'gateway-everything-bench', exportName: 'runGatewayEverythingBench' },
 ];
 
 type Runner = () => Promise<BenchTable>;

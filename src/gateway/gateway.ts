@@ -243,13 +243,13 @@ export class Gateway {
       heldMs = answer.heldMs;
     }
     try {
-      const { onprogress, onlog } = relay;
+      const { onprogress } = relay;
       // The tool definition we listed goes along, so the client never lists again per call; without its output schema,
       // so the result is passed on unchanged, as listed: the caller's own client validates it. Validated here, the
       // upstream's schema would be compiled on every call and its patterns run on the event loop every caller shares.
       const { outputSchema: _forTheCaller, ...definition } = tool;
-      const call: UpstreamCall<unknown> = (client, o) => client.callTool({ name: tool.name, arguments: args }, { ...o, toolDefinition: definition, ...(onprogress === undefined ? {} : { onprogress }) });
-      const result = (await this.options.client.request(tokenId, call, signal, onlog)) as CallToolResult;
+      const viaSdk: UpstreamCall<unknown> = (client, o) => client.callTool({ name: tool.name, arguments: args }, { ...o, toolDefinition: definition, ...(onprogress === undefined ? {} : { onprogress }) });
+      const result = (await this.options.client.forwardToolCall(tokenId, { name: tool.name, arguments: args }, signal, relay, viaSdk)) as CallToolResult;
       this.options.events?.onForward?.(result.isError === true ? 'tool_error' : 'ok');
       return { status: 'called', result, heldMs };
     } catch (error) {
