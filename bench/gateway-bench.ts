@@ -26,7 +26,8 @@ import { createMinimalMcpUpstream } from './minimal-mcp-upstream';
  * round: what the hop adds.
  *
  * `npx tsx bench/gateway-bench.ts` runs it alone; GATEWAY_BENCH_SECONDS and
- * GATEWAY_BENCH_ROUNDS shorten it.
+ * GATEWAY_BENCH_ROUNDS shorten it, GATEWAY_BENCH_CPU_PROF=dir profiles the
+ * firelimit child.
  */
 
 const ROUNDS = Number(process.env.GATEWAY_BENCH_ROUNDS ?? 5);
@@ -186,7 +187,10 @@ export async function runGatewayBench(): Promise<BenchTable> {
   try {
     upstream = await startBenchChild<{ port: number }>(__filename, ['--serve', 'upstream'], { name: 'minimal upstream' });
     const upstreamUrl = `http://127.0.0.1:${upstream.ready.port}/mcp`;
-    firelimit = await startBenchChild<{ port: number; secret: string }>(__filename, ['--serve', 'firelimit', upstreamUrl], { name: 'firelimit gateway', loader: 'typescript' });
+    // GATEWAY_BENCH_CPU_PROF=dir: firelimit's child writes a CPU profile there when it stops.
+    const profileDir = process.env.GATEWAY_BENCH_CPU_PROF;
+    const execArgv = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
+    firelimit = await startBenchChild<{ port: number; secret: string }>(__filename, ['--serve', 'firelimit', upstreamUrl], { name: 'firelimit gateway', loader: 'typescript', execArgv });
     firelimitSdk = await startBenchChild<{ port: number; secret: string }>(__filename, ['--serve', 'firelimit-sdk', upstreamUrl], { name: 'firelimit gateway (SDK client)', loader: 'typescript' });
     peer = await startPeer(upstream.ready.port);
     const peerUrl = `http://127.0.0.1:${peer.port}/mcp`;

@@ -117,18 +117,18 @@ export class ToolCallForwarder {
       const onMessage = (message: unknown): void => {
         if (settled) return;
         if (typeof message !== 'object' || message === null || Array.isArray(message) || (message as Message).jsonrpc !== '2.0') {
-          return fail(new UpstreamError('invalid', 'the upstream MCP server sent something that is not a valid MCP answer'));
+          return fail(notMcp());
         }
         const m = message as Message;
         if (typeof m.method === 'string') return this.onUpstreamMessage(m, id, headers, relay.onprogress, onlog);
         if (m.id !== id) return;
         if (typeof m.error === 'object' && m.error !== null) {
           const { code, message: text, data } = m.error as Message;
-          if (typeof code !== 'number' || typeof text !== 'string') return fail(new UpstreamError('invalid', 'the upstream MCP server sent something that is not a valid MCP answer'));
+          if (typeof code !== 'number' || typeof text !== 'string') return fail(notMcp());
           return fail(ProtocolError.fromError(code, text, data));
         }
         const result = resultOf(m.result);
-        if (result === undefined) return fail(new UpstreamError('invalid', 'the upstream MCP server sent something that is not a valid MCP answer'));
+        if (result === undefined) return fail(notMcp());
         succeed(result);
       };
 
@@ -145,7 +145,7 @@ export class ToolCallForwarder {
           }
           if (type === 'application/json') return readJson(body, maxAnswerBytes, onMessage, fail);
           if (type === 'text/event-stream') return readSse(body, maxAnswerBytes, onMessage, fail);
-          fail(new SdkHttpError(SdkErrorCode.ClientHttpUnexpectedContent, `Unexpected content type: ${type}`, { status }));
+          fail(notMcp());
         },
         fail,
       );
@@ -206,6 +206,10 @@ function resultOf(result: unknown): CallToolResult | undefined {
 function mediaTypeOf(header: string | string[] | undefined): string {
   const value = Array.isArray(header) ? header[0] : header;
   return (value ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
+}
+
+function notMcp(): UpstreamError {
+  return new UpstreamError('invalid', 'the upstream MCP server sent something that is not a valid MCP answer');
 }
 
 function tooLarge(maxAnswerBytes: number): UpstreamError {
