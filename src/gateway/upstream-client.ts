@@ -77,7 +77,9 @@ const FORWARDED_ERAS = /^202[45]-/;
  * goes on the shared connection. The integrator's request never reaches the
  * upstream: every request upstream is built by these clients, whose only
  * headers are the configured Authorization and the caller's public token id
- * (carried per call through AsyncLocalStorage into the transport's fetch).
+ * (a parameter of the forwarder for tools/call, ./tool-call-forwarder; for the
+ * other requests, which the SDK client sends, carried through
+ * AsyncLocalStorage into the transport's fetch).
  */
 export class UpstreamClient {
   private readonly shared: UpstreamConnection;
