@@ -99,11 +99,15 @@ async function startPeer(upstreamPort: number): Promise<Peer> {
   const cli = path.join(realpathSync(path.join(__dirname, '..', 'node_modules', '@civic', 'passthrough-mcp-server')), 'dist', 'cli.js');
   const child: ChildProcess = spawn(process.execPath, [cli], {
     env: { ...process.env, PORT: String(port), TARGET_SERVER_URL: `http://127.0.0.1:${upstreamPort}`, TARGET_SERVER_MCP_PATH: '/mcp' },
-    stdio: ['pipe', 'ignore', 'inherit'],
+    stdio: ['pipe', 'ignore', 'pipe'],
   });
+  // Its stderr is kept only to say why it died: under load it warns, many times a run, of the abort listeners its
+  // transport's fetch leaves on one long-lived signal (MaxListenersExceededWarning), which would bury the table.
+  let stderrTail = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderrTail = (stderrTail + chunk.toString()).slice(-2000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   for (let tries = 0; ; tries++) {
-    if (child.exitCode !== null) throw new Error(`the peer exited (${child.exitCode}) before it listened`);
+    if (child.exitCode !== null) throw new Error(`the peer exited (${child.exitCode}) before it listened: ${stderrTail}`);
     const listening = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'GET' }).then(() => true, () => false);
     if (listening) break;
     if (tries > 100) throw new Error('the peer did not listen within 10 s');
