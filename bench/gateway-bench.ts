@@ -17,8 +17,10 @@ import { createMinimalMcpUpstream } from './minimal-mcp-upstream';
  * process), three ways in the same run: the upstream called directly, through
  * firelimit's gateway (as `npm start` composes it: bearer auth on the file
  * token store, the per-token limit on memory, the JSON request log, no
- * upstream quota; one token), and through `@civic/passthrough-mcp-server`
- * (its CLI, one session), the one peer found that forwards MCP calls.
+ * upstream quota; one token, and a token per connection: as many upstream
+ * sessions), the same with the call sent by the SDK client over fetch (as
+ * before ADR 0067), and through `@civic/passthrough-mcp-server` (its CLI, one
+ * session), the one peer found that forwards MCP calls.
  * Throughput at 10 connections (autocannon, interleaved rounds); CPU per
  * forwarded call of the forwarding process, from the kernel's accounting
  * (getrusage for firelimit's child, /proc/PID/stat for the peer's); and the
@@ -39,7 +41,7 @@ const LATENCY_CALLS = 1000;
 const LIMIT = 1_000_000_000;
 const PROTOCOL_VERSION = '2025-11-25';
 
-type CellName = 'direct' | 'firelimit' | 'firelimit-sdk' | 'peer';
+type CellName = 'direct' | 'firelimit' | 'firelimit-10-tokens' | 'firelimit-sdk' | 'peer';
 
 // ---------------------------------------------------------------- server side
 
@@ -54,8 +56,9 @@ async function serveFirelimit(upstreamUrl: string, viaSdk: boolean): Promise<voi
   const output = new Writable({ write: (_chunk, _encoding, done) => done() });
   const service = await buildService(config, { logger: createServiceLogger(config, { output }), ...(viaSdk ? { upstreamFetch: (input, init) => fetch(input, init) } : {}) });
   const tokens = new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
-  const { secret } = await tokens.create({ name: 'bench', scopes: ['mcp'] });
-  serveAsBenchChild(service.app, (server) => ({ port: (server.address() as AddressInfo).port, secret }), async () => {
+  const secrets: string[] = [];
+  for (let i = 0; i < CONNECTIONS; i++) secrets.push((await tokens.create({ name: `bench-${i}`, scopes: ['mcp'] })).secret);
+  serveAsBenchChild(service.app, (server) => ({ port: (server.address() as AddressInfo).port, secret: secrets[0], secrets }), async () => {
     await service.release();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -148,17 +151,23 @@ interface Cell {
   readonly label: string;
   readonly url: string;
   readonly headers: Record<string, string>;
+  /** Headers of each connection in turn (autocannon's setupClient), on top of `headers`; the latency rounds skip such a cell. */
+  readonly perConnection?: readonly Record<string, string>[];
   readonly cpuUs: () => Promise<number>;
 }
 
 function load(cell: Cell, seconds: number): Promise<LoadResult> {
-  const options: autocannon.Options = { url: cell.url, method: 'POST', headers: { ...BASE_HEADERS, ...cell.headers }, body: CALL, connections: CONNECTIONS, duration: seconds };
+  const headers = { ...BASE_HEADERS, ...cell.headers };
+  let next = 0;
+  const perConnection = cell.perConnection;
+  const setupClient = perConnection === undefined ? undefined : (client: autocannon.Client): void => void client.setHeaders({ ...headers, ...perConnection[next++ % perConnection.length] });
+  const options: autocannon.Options = { url: cell.url, method: 'POST', headers, body: CALL, connections: CONNECTIONS, duration: seconds, ...(setupClient === undefined ? {} : { setupClient }) };
   return loadWithCpu(cell.cpuUs, options);
 }
 
 /** Before any load: the call is answered with the echo, or the bench would time errors. */
 async function checkAnswer(cell: Cell): Promise<void> {
-  const res = await fetch(cell.url, { method: 'POST', headers: { ...BASE_HEADERS, ...cell.headers }, body: CALL });
+  const res = await fetch(cell.url, { method: 'POST', headers: { ...BASE_HEADERS, ...cell.headers, ...cell.perConnection?.[0] }, body: CALL });
   const text = await res.text();
   if (res.status !== 200 || !text.includes('Echo: bench')) throw new Error(`${cell.name} did not answer the echo: ${res.status} ${text.slice(0, 300)}`);
 }
@@ -185,8 +194,8 @@ async function p50AtOneConnection(cell: Cell, calls: number): Promise<number> {
 
 export async function runGatewayBench(): Promise<BenchTable> {
   let upstream: BenchChild<{ port: number }> | undefined;
-  let firelimit: BenchChild<{ port: number; secret: string }> | undefined;
-  let firelimitSdk: BenchChild<{ port: number; secret: string }> | undefined;
+  let firelimit: BenchChild<{ port: number; secret: string; secrets: string[] }> | undefined;
+  let firelimitSdk: BenchChild<{ port: number; secret: string; secrets: string[] }> | undefined;
   let peer: Peer | undefined;
   try {
     upstream = await startBenchChild<{ port: number }>(__filename, ['--serve', 'upstream'], { name: 'minimal upstream' });
@@ -194,8 +203,8 @@ export async function runGatewayBench(): Promise<BenchTable> {
     // GATEWAY_BENCH_CPU_PROF=dir: firelimit's child writes a CPU profile there when it stops.
     const profileDir = process.env.GATEWAY_BENCH_CPU_PROF;
     const execArgv = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
-    firelimit = await startBenchChild<{ port: number; secret: string }>(__filename, ['--serve', 'firelimit', upstreamUrl], { name: 'firelimit gateway', loader: 'typescript', execArgv });
-    firelimitSdk = await startBenchChild<{ port: number; secret: string }>(__filename, ['--serve', 'firelimit-sdk', upstreamUrl], { name: 'firelimit gateway (SDK client)', loader: 'typescript' });
+    firelimit = await startBenchChild<{ port: number; secret: string; secrets: string[] }>(__filename, ['--serve', 'firelimit', upstreamUrl], { name: 'firelimit gateway', loader: 'typescript', execArgv });
+    firelimitSdk = await startBenchChild<{ port: number; secret: string; secrets: string[] }>(__filename, ['--serve', 'firelimit-sdk', upstreamUrl], { name: 'firelimit gateway (SDK client)', loader: 'typescript' });
     peer = await startPeer(upstream.ready.port);
     const peerUrl = `http://127.0.0.1:${peer.port}/mcp`;
     const [directSession, peerSession] = await Promise.all([openSession(upstreamUrl), openSession(peerUrl)]);
@@ -203,19 +212,28 @@ export async function runGatewayBench(): Promise<BenchTable> {
     const cells: Cell[] = [
       { name: 'direct', label: 'minimal upstream called directly (one session)', url: upstreamUrl, headers: { 'mcp-session-id': directSession }, cpuUs: () => up.cpuUs() },
       { name: 'firelimit', label: 'firelimit gateway in front (one token)', url: `http://127.0.0.1:${firelimit.ready.port}/mcp`, headers: { authorization: `Bearer ${firelimit.ready.secret}` }, cpuUs: () => fl.cpuUs() },
+      {
+        name: 'firelimit-10-tokens',
+        label: `firelimit gateway in front, a token per connection (${CONNECTIONS} upstream sessions)`,
+        url: `http://127.0.0.1:${firelimit.ready.port}/mcp`,
+        headers: {},
+        perConnection: firelimit.ready.secrets.map((secret) => ({ authorization: `Bearer ${secret}` })),
+        cpuUs: () => fl.cpuUs(),
+      },
       { name: 'firelimit-sdk', label: 'firelimit, tools/call through the SDK client and fetch (before)', url: `http://127.0.0.1:${firelimitSdk.ready.port}/mcp`, headers: { authorization: `Bearer ${firelimitSdk.ready.secret}` }, cpuUs: () => fs.cpuUs() },
       { name: 'peer', label: '@civic/passthrough-mcp-server in front (one session)', url: peerUrl, headers: { 'mcp-session-id': peerSession }, cpuUs: () => pe.cpuUs() },
     ];
     for (const cell of cells) {
       await checkAnswer(cell);
       await load(cell, WARMUP_SECONDS);
-      await p50AtOneConnection(cell, LATENCY_CALLS / 5);
+      if (cell.perConnection === undefined) await p50AtOneConnection(cell, LATENCY_CALLS / 5);
     }
     const { rps, cpu, failures } = await interleavedRounds(cells, (c) => c.name, ROUNDS, (c) => load(c, ROUND_SECONDS));
     const p50 = new Map<CellName, number[]>(cells.map((c) => [c.name, []]));
+    const oneConnection = cells.filter((c) => c.perConnection === undefined);
     for (let round = 0; round < ROUNDS; round++) {
-      for (let j = 0; j < cells.length; j++) {
-        const cell = cells[(round + j) % cells.length] as Cell;
+      for (let j = 0; j < oneConnection.length; j++) {
+        const cell = oneConnection[(round + j) % oneConnection.length] as Cell;
         p50.get(cell.name)?.push(await p50AtOneConnection(cell, LATENCY_CALLS));
       }
     }
@@ -227,8 +245,8 @@ export async function runGatewayBench(): Promise<BenchTable> {
       c.name === 'direct' ? '' : ratio(rps, c.name, 'peer'),
       median(cpu.get(c.name) ?? []),
       c.name === 'direct' ? '' : ratio(cpu, c.name, 'peer'),
-      median(p50.get(c.name) ?? []),
-      c.name === 'direct' ? '' : added(c.name),
+      c.perConnection === undefined ? median(p50.get(c.name) ?? []) : '',
+      c.name === 'direct' || c.perConnection !== undefined ? '' : added(c.name),
     ]);
     const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
     return {
