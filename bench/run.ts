@@ -33,6 +33,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'overrides', file: 'overrides-bench', exportName: 'runOverridesBench' },
   { name: 'sign-in', file: 'sign-in-bench', exportName: 'runSignInBench' },
   { name: 'gateway', file: 'gateway-bench', exportName: 'runGatewayBench' },
+  { name: 'gateway-everything', file: 'gateway-everything-bench', exportName: 'runGatewayEverythingBench' },
 ];
 
 /** A section prints one table, or several when it measures more than one thing (upstream-hot-key: Redis, then RTDB). */

@@ -92,6 +92,8 @@ export class Gateway {
   private lastCapabilities: ServerCapabilities | undefined;
   /** With per-caller lists: the tokens whose lists are kept, least recently fetched first. */
   private readonly callers = new Set<string>();
+  /** Each tools list as fetched, by name (indexOf); dropped with the list. */
+  private readonly toolIndexes = new WeakMap<readonly Tool[], Map<string, Tool>>();
   /** Bumped by invalidate(): a fetch begun before it does not refill the cache. */
   private generation = 0;
 
@@ -186,7 +188,18 @@ export class Gateway {
       if (!(error instanceof UpstreamError) || last === undefined) throw error;
       tools = last.value;
     }
-    return tools.find((tool) => tool.name === name);
+    return this.indexOf(tools).get(name);
+  }
+
+  /** By name, the first of each (as a find would): a list of 10 000 tools is searched once per fetch, not per call. */
+  private indexOf(tools: readonly Tool[]): ReadonlyMap<string, Tool> {
+    let index = this.toolIndexes.get(tools);
+    if (index === undefined) {
+      index = new Map();
+      for (const tool of tools) if (!index.has(tool.name)) index.set(tool.name, tool);
+      this.toolIndexes.set(tools, index);
+    }
+    return index;
   }
 
   /**
@@ -243,13 +256,16 @@ export class Gateway {
       heldMs = answer.heldMs;
     }
     try {
-      const { onprogress, onlog } = relay;
+      const { onprogress } = relay;
       // The tool definition we listed goes along, so the client never lists again per call; without its output schema,
       // so the result is passed on unchanged, as listed: the caller's own client validates it. Validated here, the
       // upstream's schema would be compiled on every call and its patterns run on the event loop every caller shares.
-      const { outputSchema: _forTheCaller, ...definition } = tool;
-      const call: UpstreamCall<unknown> = (client, o) => client.callTool({ name: tool.name, arguments: args }, { ...o, toolDefinition: definition, ...(onprogress === undefined ? {} : { onprogress }) });
-      const result = (await this.options.client.request(tokenId, call, signal, onlog)) as CallToolResult;
+      // (The forwarder validates no output schema at all; this is for the SDK client, when it is the one to call.)
+      const viaSdk: UpstreamCall<unknown> = (client, o) => {
+        const { outputSchema: _forTheCaller, ...definition } = tool;
+        return client.callTool({ name: tool.name, arguments: args }, { ...o, toolDefinition: definition, ...(onprogress === undefined ? {} : { onprogress }) });
+      };
+      const result = (await this.options.client.forwardToolCall(tokenId, { name: tool.name, arguments: args }, signal, relay, viaSdk)) as CallToolResult;
       this.options.events?.onForward?.(result.isError === true ? 'tool_error' : 'ok');
       return { status: 'called', result, heldMs };
     } catch (error) {

@@ -1,10 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Client, ProtocolError, ProtocolErrorCode, StreamableHTTPClientTransport, type LoggingMessageNotification, type ServerCapabilities } from '@modelcontextprotocol/client';
+import { Pool } from 'undici';
 import type { Logger } from '../shared/logger';
 import { boundedFetch, UPSTREAM_MAX_ANSWER_BYTES } from './bounded-fetch';
 import { secretsOfUpstreamAuthorization } from './caller-facing-text';
 import { isForgottenSession } from './forgotten-session';
 import { SessionPool } from './session-pool';
+import { ToolCallForwarder, type ForwardRelay } from './tool-call-forwarder';
 import { UpstreamConnection, type OpenedClient } from './upstream-connection';
 import { UpstreamError, upstreamErrorOf } from './upstream-error';
 import { UpstreamHealth } from './upstream-health';
@@ -59,6 +61,12 @@ interface Caller {
 /** What a call runs with: the connected client and the per-request options the deadline needs. */
 export type UpstreamCall<T> = (client: Client, options: { readonly timeout: number; readonly signal?: AbortSignal }) => Promise<T>;
 
+/** An attempt's call, which may also read the connection the client is on (its session, for the forwarder). */
+type AttemptCall<T> = (client: Client, options: { readonly timeout: number; readonly signal?: AbortSignal }, connection: UpstreamConnection) => Promise<T>;
+
+/** The protocol versions whose tools/call the forwarder writes itself (the 2025 handshake's); any other goes through the SDK client. */
+const FORWARDED_ERAS = /^202[45]-/;
+
 /**
  * firelimit's connections to the upstream (docs/adr/0050-upstream-session-per-caller.md):
  * one shared connection, on which the lists (the same for every caller) are
@@ -69,11 +77,13 @@ export type UpstreamCall<T> = (client: Client, options: { readonly timeout: numb
  * goes on the shared connection. The integrator's request never reaches the
  * upstream: every request upstream is built by these clients, whose only
  * headers are the configured Authorization and the caller's public token id
- * (carried per call through AsyncLocalStorage into the transport's fetch).
+ * (a parameter of the forwarder for tools/call, ./tool-call-forwarder; for the
+ * other requests, which the SDK client sends, carried through
+ * AsyncLocalStorage into the transport's fetch).
  */
 export class UpstreamClient {
   private readonly shared: UpstreamConnection;
-  private readonly pool: SessionPool<UpstreamConnection>;
+  private readonly sessions: SessionPool<UpstreamConnection>;
   private readonly caller = new AsyncLocalStorage<Caller>();
   private readonly fetchBounded: typeof fetch;
   private readonly clock: () => number;
@@ -81,16 +91,33 @@ export class UpstreamClient {
   private readonly sweeper: NodeJS.Timeout;
   /** What the upstream could echo of our credential, masked in the text a caller gets. */
   private readonly secrets: readonly string[];
+  /** Keep-alive connections for forwarded tools/call; undefined when a test's fetch must see every request. */
+  private readonly pool: Pool | undefined;
+  private readonly forwarder: ToolCallForwarder | undefined;
 
   constructor(private readonly options: UpstreamClientOptions) {
     this.fetchBounded = boundedFetch(options.fetch ?? fetch, { deadlineMs: options.timeoutMs, maxAnswerBytes: UPSTREAM_MAX_ANSWER_BYTES });
     this.clock = options.clock ?? Date.now;
     this.secrets = secretsOfUpstreamAuthorization(options.authorization);
     this.health = new UpstreamHealth(options.logger, this.clock);
+    if (options.fetch === undefined) {
+      const url = new URL(options.url);
+      // Our own deadline bounds each call (the forwarder's timer); undici's idle timeouts would only race it.
+      this.pool = new Pool(url.origin, { headersTimeout: 0, bodyTimeout: 0 });
+      this.forwarder = new ToolCallForwarder({
+        pool: this.pool,
+        path: `${url.pathname}${url.search}`,
+        authorization: options.authorization,
+        tokenIdHeader: TOKEN_ID_HEADER,
+        deadlineMs: options.timeoutMs,
+        maxAnswerBytes: UPSTREAM_MAX_ANSWER_BYTES,
+        onListChanged: () => this.options.onListChanged?.(),
+      });
+    }
     // Outside any caller: the shared connection, and the standalone stream it opens, belong to no one call.
     this.shared = new UpstreamConnection(() => this.caller.exit(() => this.connect(this.fetchUpstream)));
     const idleMs = options.sessionIdleMs ?? UPSTREAM_SESSION_IDLE_MS_DEFAULT;
-    this.pool = new SessionPool({
+    this.sessions = new SessionPool({
       maxSessions: options.maxSessions ?? UPSTREAM_SESSIONS_MAX_DEFAULT,
       idleMs,
       // Opened outside the caller's request context too: what arrives on the session's standalone stream belongs to no
@@ -98,13 +125,13 @@ export class UpstreamClient {
       create: (tokenId) => new UpstreamConnection(() => this.caller.exit(() => this.connect(this.fetchForCaller(tokenId)))),
     });
     // An instance that goes quiet still ends its callers' sessions; the sweep on each use does the rest.
-    this.sweeper = setInterval(() => this.pool.sweep(this.clock()), Math.max(1000, Math.min(idleMs, 60_000)));
+    this.sweeper = setInterval(() => this.sessions.sweep(this.clock()), Math.max(1000, Math.min(idleMs, 60_000)));
     this.sweeper.unref();
   }
 
   /** Callers' sessions now open (0 on a stateless upstream). */
   get sessionCount(): number {
-    return this.pool.size;
+    return this.sessions.size;
   }
 
   /** Connects now, so the first caller does not pay for it; a failure is logged and retried on first use. */
@@ -140,7 +167,35 @@ export class UpstreamClient {
     return this.caller.run({ tokenId, onlog }, () => this.attempt(tokenId, call, signal, true));
   }
 
-  private async attempt<T>(tokenId: string | undefined, call: UpstreamCall<T>, signal: AbortSignal | undefined, mayRenewSession: boolean): Promise<T> {
+  /**
+   * One tools/call for `tokenId`, on its session like any request (./upstream-client request), written and read by
+   * the forwarder (./tool-call-forwarder) rather than the SDK client: the hot path of the gateway. The caller's token id
+   * goes as a parameter, not through the AsyncLocalStorage the SDK's fetch needs. `viaSdk` is the same call through
+   * the SDK client, for an upstream that agreed another era's protocol and for tests that record the fetch.
+   */
+  async forwardToolCall(
+    tokenId: string,
+    params: { readonly name: string; readonly arguments?: Record<string, unknown> },
+    signal: AbortSignal | undefined,
+    relay: ForwardRelay,
+    viaSdk: UpstreamCall<unknown>,
+  ): Promise<unknown> {
+    const forwarder = this.forwarder;
+    if (forwarder === undefined) return this.request(tokenId, viaSdk, signal, relay.onlog);
+    return this.attempt(
+      tokenId,
+      (client, o, connection) => {
+        const transport = connection.transportOf(client);
+        const protocolVersion = transport?.protocolVersion;
+        if (protocolVersion === undefined || !FORWARDED_ERAS.test(protocolVersion)) return this.caller.run({ tokenId, onlog: relay.onlog }, () => viaSdk(client, o));
+        return forwarder.call({ sessionId: transport?.sessionId, protocolVersion, tokenId }, params, signal, relay);
+      },
+      signal,
+      true,
+    );
+  }
+
+  private async attempt<T>(tokenId: string | undefined, call: AttemptCall<T>, signal: AbortSignal | undefined, mayRenewSession: boolean): Promise<T> {
     let connection: UpstreamConnection;
     let client: Client;
     try {
@@ -153,7 +208,7 @@ export class UpstreamClient {
     }
     connection.enter(client);
     try {
-      const result = await call(client, { timeout: this.options.timeoutMs, signal });
+      const result = await call(client, { timeout: this.options.timeoutMs, signal }, connection);
       this.health.succeeded();
       return result;
     } catch (error) {
@@ -185,7 +240,7 @@ export class UpstreamClient {
     if (tokenId === undefined) return this.shared;
     const sharedClient = await this.shared.client();
     if (this.shared.sessionIdOf(sharedClient) === undefined) return this.shared;
-    return this.pool.get(tokenId, this.clock());
+    return this.sessions.get(tokenId, this.clock());
   }
 
   /**
@@ -203,8 +258,9 @@ export class UpstreamClient {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    const callers = this.pool.clear();
+    const callers = this.sessions.clear();
     await Promise.all([this.shared.close(), ...callers.map((connection) => connection.close())]);
+    await this.pool?.destroy();
   }
 
   private async connect(fetchUpstream: typeof fetch): Promise<OpenedClient> {

@@ -50,6 +50,11 @@ export class UpstreamConnection implements PooledSession {
     return this.transports.get(client)?.sessionId;
   }
 
+  /** The transport that holds `client`'s session id and agreed protocol version. */
+  transportOf(client: Client): StreamableHTTPClientTransport | undefined {
+    return this.transports.get(client);
+  }
+
   /** A call starts on `client`. */
   enter(client: Client): void {
     this.inFlight.set(client, (this.inFlight.get(client) ?? 0) + 1);

@@ -54,6 +54,9 @@ describe('firelimit in front of an MCP server (UPSTREAM_MCP_URL)', () => {
     expect(call?.args).toEqual({ text: 'hi there' });
     expect(call?.headers.authorization).toBe(UPSTREAM_CREDENTIAL);
     expect(call?.headers[TOKEN_ID_HEADER.toLowerCase()]).toBe(TEST_TOKEN.id);
+    // Written by firelimit's forwarder over its pool (ADR 0065), not by the SDK client, whose ids count from 0.
+    expect(call?.id).toBeGreaterThanOrEqual(1_000_000_000_000);
+    expect(upstream.hits.filter((hit) => hit.method === 'tools/list').every((hit) => Number(hit.id) < 1_000_000)).toBe(true);
     expect(upstream.hits.length).toBeGreaterThan(before);
     for (const hit of upstream.hits.filter((h) => h.headers['x-test-direct'] === undefined)) {
       expect(JSON.stringify(hit)).not.toContain(GOOD_SECRET);

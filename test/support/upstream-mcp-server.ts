@@ -13,6 +13,8 @@ export interface UpstreamHit {
   readonly args: unknown;
   /** The request's `_meta.progressToken`: what the gateway asked progress under. */
   readonly progressToken: unknown;
+  /** The JSON-RPC id: a forwarded tools/call's is from the forwarder's range (ADR 0065), the SDK client's start at 0. */
+  readonly id: unknown;
 }
 
 export interface UpstreamStub {
@@ -109,13 +111,13 @@ export function recordingRequests(hits: UpstreamHit[], clock: () => number, hand
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      let body: { method?: string; params?: { name?: string; arguments?: unknown; _meta?: { progressToken?: unknown } } } | undefined;
+      let body: { id?: unknown; method?: string; params?: { name?: string; arguments?: unknown; _meta?: { progressToken?: unknown } } } | undefined;
       try {
         body = raw === '' ? undefined : JSON.parse(raw);
       } catch {
         body = undefined;
       }
-      hits.push({ atMs: clock(), headers: req.headers, method: body?.method, tool: body?.method === 'tools/call' ? body.params?.name : undefined, args: body?.params?.arguments, progressToken: body?.params?._meta?.progressToken });
+      hits.push({ atMs: clock(), headers: req.headers, method: body?.method, tool: body?.method === 'tools/call' ? body.params?.name : undefined, args: body?.params?.arguments, progressToken: body?.params?._meta?.progressToken, id: body?.id });
       handle(req, res, body);
     });
   };

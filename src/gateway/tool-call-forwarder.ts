@@ -1,0 +1,285 @@
+import { StringDecoder } from 'node:string_decoder';
+import { ProtocolError, SdkErrorCode, SdkHttpError, type CallToolResult, type LoggingMessageNotification, type Progress } from '@modelcontextprotocol/client';
+import type { Dispatcher } from 'undici';
+import { SseDataReader } from './sse-data-reader';
+import { UpstreamError } from './upstream-error';
+
+/** The session a forwarded call goes on, as the SDK client's handshake left it. */
+export interface ForwardSession {
+  /** Mcp-Session-Id; undefined on a stateless upstream. */
+  readonly sessionId: string | undefined;
+  /** The protocol version the handshake agreed (a 2025-era one: ./upstream-client decides). */
+  readonly protocolVersion: string;
+  /** The caller's public token id, for TOKEN_ID_HEADER; undefined on no caller's behalf. */
+  readonly tokenId: string | undefined;
+}
+
+/** What the upstream says about the call while it runs (see CallRelay in ./gateway). */
+export interface ForwardRelay {
+  readonly onprogress?: (progress: Progress) => void;
+  readonly onlog?: (params: LoggingMessageNotification['params']) => void;
+}
+
+export interface ToolCallForwarderOptions {
+  /** undici's Pool for the upstream's origin: keep-alive connections, no web streams. */
+  readonly pool: Dispatcher;
+  /** The upstream URL's path and query. */
+  readonly path: string;
+  /** The configured Authorization for the upstream, the only credential it is sent. */
+  readonly authorization: string | undefined;
+  readonly tokenIdHeader: string;
+  /** UPSTREAM_TIMEOUT_MS: the call and the reading of its answer, from the moment it is sent. */
+  readonly deadlineMs: number;
+  /** Past this many bytes the answer is cut off (./bounded-fetch UPSTREAM_MAX_ANSWER_BYTES). */
+  readonly maxAnswerBytes: number;
+  /** The upstream said one of its lists changed, on the call's own stream. */
+  readonly onListChanged?: () => void;
+}
+
+/** How much of a refusal's body is kept, to tell a forgotten session (./forgotten-session) from another refusal. */
+const REFUSAL_TEXT_BYTES = 4096;
+
+/**
+ * Request ids of forwarded calls start here, far above the SDK client's own
+ * counter on the same session (it starts at 0 for the handshake and the
+ * lists), so an answer is never taken for another request's.
+ */
+const FIRST_ID = 1_000_000_000_000;
+
+const LIST_CHANGED = new Set(['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed']);
+
+/** What the SDK client's fallbackRequestHandler answers, word for word (ADR 0039). */
+const notRelayed = (method: string): string => `${method} is not relayed: firelimit, the gateway in front of this server, does not pass requests to its callers`;
+
+type Message = Readonly<Record<string, unknown>>;
+
+/**
+ * One tools/call sent upstream and its answer read, with undici's
+ * `Pool.request` (docs/dependencies.md): the JSON-RPC request is written as
+ * bytes, the answer (JSON, or the events of an SSE stream) parsed once, with
+ * no fetch, web stream, SDK transport or zod parse per call. It keeps what
+ * the SDK client did for the call: the deadline and the byte bound of a
+ * hostile upstream (ADR 0041), progress and log messages relayed, requests
+ * from the upstream refused at once (ADR 0039), a caller who went away
+ * cancelled upstream, and the SDK's own error types (SdkHttpError,
+ * ProtocolError) thrown, so ./upstream-error and ./forgotten-session read
+ * them as before. The session itself (handshake, standalone stream, DELETE)
+ * stays the SDK client's.
+ */
+export class ToolCallForwarder {
+  private nextId = FIRST_ID;
+
+  constructor(private readonly options: ToolCallForwarderOptions) {}
+
+  call(session: ForwardSession, params: { readonly name: string; readonly arguments?: Record<string, unknown> }, signal: AbortSignal | undefined, relay: ForwardRelay): Promise<CallToolResult> {
+    const id = this.nextId++;
+    const { onprogress, onlog } = relay;
+    const request = { jsonrpc: '2.0', id, method: 'tools/call', params: onprogress === undefined ? params : { ...params, _meta: { progressToken: id } } };
+    const headers = this.headersOf(session);
+    const { deadlineMs, maxAnswerBytes } = this.options;
+    return new Promise<CallToolResult>((resolve, reject) => {
+      const abort = new AbortController();
+      let settled = false;
+      let body: Dispatcher.ResponseData['body'] | undefined;
+      const end = (): void => {
+        settled = true;
+        signal?.removeEventListener('abort', onCallerAbort);
+      };
+      const fail = (error: unknown): void => {
+        if (settled) {
+          // After the answer: what is left of its stream is cut (too large, or still open at the deadline).
+          body?.destroy();
+          return;
+        }
+        end();
+        clearTimeout(timer);
+        // Closes the socket of an answer not read to its end (undici does not reuse it).
+        abort.abort(error);
+        body?.destroy();
+        reject(error);
+      };
+      const succeed = (result: CallToolResult): void => {
+        if (settled) return;
+        end();
+        // The rest of an SSE stream is read to its end, so its connection is kept, but no longer than the deadline.
+        if (body === undefined || body.readableEnded) clearTimeout(timer);
+        else body.once('close', () => clearTimeout(timer));
+        resolve(result);
+      };
+      const onCallerAbort = (): void => {
+        fail(signal?.reason);
+        this.notify(headers, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(signal?.reason) } });
+      };
+      const timer = setTimeout(() => fail(new UpstreamError('timeout', `the upstream MCP server did not answer within ${deadlineMs} ms`)), deadlineMs);
+      if (signal?.aborted === true) return onCallerAbort();
+      signal?.addEventListener('abort', onCallerAbort, { once: true });
+
+      const onMessage = (message: unknown): void => {
+        if (settled) return;
+        if (typeof message !== 'object' || message === null || Array.isArray(message) || (message as Message).jsonrpc !== '2.0') {
+          return fail(notMcp());
+        }
+        const m = message as Message;
+        if (typeof m.method === 'string') return this.onUpstreamMessage(m, id, headers, relay.onprogress, onlog);
+        if (m.id !== id) return;
+        if (typeof m.error === 'object' && m.error !== null) {
+          const { code, message: text, data } = m.error as Message;
+          if (typeof code !== 'number' || typeof text !== 'string') return fail(notMcp());
+          return fail(ProtocolError.fromError(code, text, data));
+        }
+        const result = resultOf(m.result);
+        if (result === undefined) return fail(notMcp());
+        succeed(result);
+      };
+
+      this.options.pool.request({ path: this.options.path, method: 'POST', headers, body: JSON.stringify(request), signal: abort.signal }).then(
+        (response) => {
+          body = response.body;
+          if (settled) return void body.destroy();
+          const status = response.statusCode;
+          if (status < 200 || status >= 300) return readRefusal(response, fail);
+          const type = mediaTypeOf(response.headers['content-type']);
+          if (status === 202 || status === 204) {
+            // No answer on this stream: it can only come on one the SDK client reads, so the deadline ends the call.
+            return void body.resume();
+          }
+          if (type === 'application/json') return readJson(body, maxAnswerBytes, onMessage, fail);
+          if (type === 'text/event-stream') return readSse(body, maxAnswerBytes, onMessage, fail);
+          fail(notMcp());
+        },
+        fail,
+      );
+    });
+  }
+
+  /** A notification or request from the upstream on the call's stream. */
+  private onUpstreamMessage(m: Message, id: number, headers: Record<string, string>, onprogress: ForwardRelay['onprogress'], onlog: ForwardRelay['onlog']): void {
+    const params = m.params as Message | undefined;
+    if (m.id !== undefined && m.id !== null) {
+      // A request to firelimit's client: a ping is answered, anything else refused at once, never relayed to the caller.
+      const answer = m.method === 'ping' ? { result: {} } : { error: { code: -32601, message: notRelayed(m.method as string) } };
+      return this.notify(headers, { jsonrpc: '2.0', id: m.id, ...answer });
+    }
+    if (m.method === 'notifications/progress') {
+      if (onprogress !== undefined && params?.progressToken === id && typeof params.progress === 'number') onprogress(params as unknown as Progress);
+      return;
+    }
+    if (m.method === 'notifications/message') {
+      if (onlog !== undefined && params !== undefined) onlog(params as unknown as LoggingMessageNotification['params']);
+      return;
+    }
+    if (LIST_CHANGED.has(m.method as string)) this.options.onListChanged?.();
+  }
+
+  /** Sends a message that gets no answer (a notification, or our answer to the upstream's request); failures do not matter. */
+  private notify(headers: Record<string, string>, message: object): void {
+    this.options.pool.request({ path: this.options.path, method: 'POST', headers, body: JSON.stringify(message), headersTimeout: this.options.deadlineMs, bodyTimeout: this.options.deadlineMs }).then(
+      (response) => void response.body.resume(),
+      () => undefined,
+    );
+  }
+
+  private headersOf(session: ForwardSession): Record<string, string> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': session.protocolVersion,
+    };
+    if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId;
+    if (this.options.authorization !== undefined) headers.authorization = this.options.authorization;
+    if (session.tokenId !== undefined) headers[this.options.tokenIdHeader.toLowerCase()] = session.tokenId;
+    return headers;
+  }
+}
+
+/** A tools/call result as CallToolResultSchema takes it (content defaults to none); undefined when it is not one. */
+function resultOf(result: unknown): CallToolResult | undefined {
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) return undefined;
+  const r = result as Record<string, unknown>;
+  if (r.content === undefined) r.content = [];
+  else if (!Array.isArray(r.content) || !r.content.every((block) => typeof block === 'object' && block !== null && typeof (block as Message).type === 'string')) return undefined;
+  if (r.isError !== undefined && typeof r.isError !== 'boolean') return undefined;
+  if (r.structuredContent !== undefined && (typeof r.structuredContent !== 'object' || r.structuredContent === null || Array.isArray(r.structuredContent))) return undefined;
+  return result as CallToolResult;
+}
+
+function mediaTypeOf(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  return (value ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
+}
+
+function notMcp(): UpstreamError {
+  return new UpstreamError('invalid', 'the upstream MCP server sent something that is not a valid MCP answer');
+}
+
+function tooLarge(maxAnswerBytes: number): UpstreamError {
+  return new UpstreamError('invalid', `the upstream MCP server answered more than ${maxAnswerBytes} bytes`);
+}
+
+/** A 3xx, 4xx or 5xx: the SDK's SdkHttpError with the start of the body, which tells a forgotten session apart. */
+function readRefusal(response: Dispatcher.ResponseData, fail: (error: unknown) => void): void {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  const status = response.statusCode;
+  let read = false;
+  const done = (): void => {
+    if (read) return;
+    read = true;
+    const text = Buffer.concat(chunks).toString('utf8');
+    fail(new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `Error POSTing to endpoint: HTTP ${status}`, { status, text }));
+  };
+  response.body.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    bytes += chunk.length;
+    // Enough to read: the rest is not needed, and closing the socket ends it.
+    if (bytes >= REFUSAL_TEXT_BYTES) done();
+  });
+  response.body.on('end', done);
+  response.body.on('error', done);
+}
+
+/** A JSON answer (one message or a batch), read whole up to the bound; a broken body fails the call, as fetch's does. */
+function readJson(body: Dispatcher.ResponseData['body'], maxAnswerBytes: number, onMessage: (message: unknown) => void, fail: (error: unknown) => void): void {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  body.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > maxAnswerBytes) return fail(tooLarge(maxAnswerBytes));
+    chunks.push(chunk);
+  });
+  body.on('error', fail);
+  body.on('end', () => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    } catch (error) {
+      return fail(error);
+    }
+    if (Array.isArray(parsed)) for (const message of parsed) onMessage(message);
+    else onMessage(parsed);
+  });
+}
+
+/**
+ * An SSE answer, each event's data handled as it arrives. An event that is not JSON is skipped and a stream that breaks
+ * leaves the call to its deadline, as the SDK's transport does (it would reconnect, not fail the call).
+ */
+function readSse(body: Dispatcher.ResponseData['body'], maxAnswerBytes: number, onMessage: (message: unknown) => void, fail: (error: unknown) => void): void {
+  const decoder = new StringDecoder('utf8');
+  const reader = new SseDataReader((data) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      return;
+    }
+    onMessage(parsed);
+  });
+  let bytes = 0;
+  body.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > maxAnswerBytes) return fail(tooLarge(maxAnswerBytes));
+    reader.push(decoder.write(chunk));
+  });
+  body.on('error', () => undefined);
+}
