@@ -39,7 +39,8 @@ const LIMIT = 1_000_000_000;
 const TARGET_RATIO = 1.0;
 const AIM_RATIO = 1.5;
 
-type VariantName = 'firelimit' | 'firelimit+jwt' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
+type VariantName = 'floor-http' | 'floor-express' | 'firelimit' | 'firelimit+jwt' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
+type FloorName = 'floor-http' | 'floor-express';
 type EraName = '2025-11-25' | '2026-07-28';
 
 interface Variant {
@@ -49,6 +50,8 @@ interface Variant {
 }
 
 const VARIANTS: readonly Variant[] = [
+  { name: 'floor-http', label: 'floor: node:http + JSON.parse + fixed answer', eras: ['2025-11-25', '2026-07-28'] },
+  { name: 'floor-express', label: 'floor: Express 5 + express.json() + fixed answer', eras: ['2025-11-25', '2026-07-28'] },
   { name: 'sdk-handler', label: 'bare SDK 2.x: createMcpHandler + toNodeHandler', eras: ['2025-11-25', '2026-07-28'] },
   { name: 'sdk-transport-json', label: 'bare SDK 2.x: McpServer + stateless transport per request, JSON', eras: ['2025-11-25'] },
   { name: 'sdk-handler+bearer+erl', label: 'bare SDK 2.x createMcpHandler + bearer check + express-rate-limit', eras: ['2025-11-25', '2026-07-28'] },
@@ -56,6 +59,9 @@ const VARIANTS: readonly Variant[] = [
   { name: 'firelimit+jwt', label: 'firelimit, the caller a verified JWT (Firebase preset, local JWKS) instead of flk_', eras: ['2025-11-25', '2026-07-28'] },
 ];
 const BARE: readonly VariantName[] = ['sdk-handler', 'sdk-transport-json'];
+/** The CPU target is set against this floor: what any Express app that parses a JSON body pays. */
+const EXPRESS_FLOOR: VariantName = 'floor-express';
+const FLOOR_CPU_TARGET = 2.0;
 
 // ---------------------------------------------------------------- server side
 
@@ -81,7 +87,39 @@ async function bareServer(): Promise<import('@modelcontextprotocol/server').McpS
   return server;
 }
 
-async function bareApp(name: Exclude<VariantName, 'firelimit' | 'firelimit+jwt'>, secret: string): Promise<Express> {
+/** whoami's answer as a JSON-RPC response, fixed: the floors parse the call and answer it, nothing else. */
+const FIXED_STRUCTURED = { tokenId: 'tok_bench', name: 'bench', tier: 'default', scopes: ['mcp'] };
+const FIXED_RESULT = { content: [{ type: 'text', text: JSON.stringify(FIXED_STRUCTURED) }], structuredContent: FIXED_STRUCTURED };
+function fixedAnswer(id: unknown): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, result: FIXED_RESULT });
+}
+
+/**
+ * The floors: what the machine and the framework cost before any MCP or limiting, the body read and parsed
+ * and a fixed answer written. firelimit's CPU per call is set against the Express one (its own framework).
+ */
+async function floorApp(name: FloorName): Promise<{ listen(port: number, host: string, callback: () => void): import('node:http').Server }> {
+  if (name === 'floor-http') {
+    const { createServer } = await import('node:http');
+    return createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: unknown };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(fixedAnswer(body.id));
+      });
+    });
+  }
+  const { default: express } = await import('express');
+  const app = express();
+  app.use(express.json());
+  app.post('/mcp', (req: Request, res: Response) => {
+    res.type('application/json').send(fixedAnswer((req.body as { id?: unknown }).id));
+  });
+  return app;
+}
+
+async function bareApp(name: Exclude<VariantName, 'firelimit' | 'firelimit+jwt' | FloorName>, secret: string): Promise<Express> {
   const { createMcpHandler } = await import('@modelcontextprotocol/server');
   const { createMcpExpressApp } = await import('@modelcontextprotocol/express');
   const { toNodeHandler, NodeStreamableHTTPServerTransport } = await import('@modelcontextprotocol/node');
@@ -164,7 +202,12 @@ const BARE_SECRET = 'flk_bench_bare_secret';
 /** Child mode: serve one variant on a free port and tell the parent which, and the secret to call it with. */
 async function serve(name: VariantName): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'firelimit-mcp-bench-'));
-  const { app, secret } = name === 'firelimit' || name === 'firelimit+jwt' ? await firelimitApp(dir, name === 'firelimit+jwt') : { app: await bareApp(name, BARE_SECRET), secret: BARE_SECRET };
+  const { app, secret } =
+    name === 'firelimit' || name === 'firelimit+jwt'
+      ? await firelimitApp(dir, name === 'firelimit+jwt')
+      : name === 'floor-http' || name === 'floor-express'
+        ? { app: await floorApp(name), secret: BARE_SECRET }
+        : { app: await bareApp(name, BARE_SECRET), secret: BARE_SECRET };
   serveAsBenchChild(app, (server) => ({ port: (server.address() as AddressInfo).port, secret }), () => rmSync(dir, { recursive: true, force: true }));
 }
 
@@ -255,15 +298,20 @@ export async function runMcpCallBench(): Promise<BenchTable> {
       const bare = BARE.map((name) => cpu.get(`${name}@${era}`)).filter((r): r is number[] => r !== undefined);
       return median((cpu.get(key) ?? []).map((x, i) => Math.min(...bare.map((r) => r[i] ?? Number.NaN)) / x));
     };
+    /** Per round, this cell's CPU per call over the Express floor's in the same era and round; the median. */
+    const vsFloorCpu = (key: string, era: EraName): number => {
+      const floor = cpu.get(`${EXPRESS_FLOOR}@${era}`) ?? [];
+      return median((cpu.get(key) ?? []).map((x, i) => x / (floor[i] ?? Number.NaN)));
+    };
     const ours = cells
       .filter((c) => c.server.variant.name === 'firelimit')
-      .map(({ era }) => ({ era, rps: vsBare(`firelimit@${era}`, era), cpu: vsBareCpu(`firelimit@${era}`, era) }));
+      .map(({ era }) => ({ era, rps: vsBare(`firelimit@${era}`, era), cpu: vsBareCpu(`firelimit@${era}`, era), floor: vsFloorCpu(`firelimit@${era}`, era) }));
     return {
       title: `MCP tools/call whoami end to end (${CONNECTIONS} connections, ${ROUNDS} interleaved rounds x ${ROUND_SECONDS} s after a ${WARMUP_SECONDS} s warm-up)`,
-      columns: ['variant', 'era', 'median req/s', 'min req/s', 'max req/s', 'x bare SDK', 'server µs/call', 'x bare SDK (CPU)'],
+      columns: ['variant', 'era', 'median req/s', 'min req/s', 'max req/s', 'x bare SDK', 'server µs/call', 'x bare SDK (CPU)', 'CPU x Express floor'],
       rows: cells.map((c) => {
         const r = rps.get(c.key) ?? [];
-        return [c.server.variant.label, c.era, median(r), Math.min(...r), Math.max(...r), vsBare(c.key, c.era), median(cpu.get(c.key) ?? []), vsBareCpu(c.key, c.era)];
+        return [c.server.variant.label, c.era, median(r), Math.min(...r), Math.max(...r), vsBare(c.key, c.era), median(cpu.get(c.key) ?? []), vsBareCpu(c.key, c.era), vsFloorCpu(c.key, c.era)];
       }),
       notes: [
         ...cells
@@ -277,6 +325,11 @@ export async function runMcpCallBench(): Promise<BenchTable> {
           (o) =>
             `${o.era}: firelimit ${o.rps.toFixed(2)}x the faster bare SDK server by req/s, ${o.cpu.toFixed(2)}x by server CPU per call (target >= ${TARGET_RATIO}x: ${o.rps >= TARGET_RATIO ? 'met' : 'MISSED'}; aim ${AIM_RATIO}x: ${o.rps >= AIM_RATIO ? 'met' : 'not met'})`,
         ),
+        ...ours.map(
+          (o) =>
+            `${o.era}: firelimit ${o.floor.toFixed(2)}x the Express 5 floor's server CPU per call (target <= ${FLOOR_CPU_TARGET}x: ${o.floor <= FLOOR_CPU_TARGET ? 'met' : 'MISSED'})`,
+        ),
+        'CPU x Express floor = median over rounds of the variant µs/call / the Express 5 + express.json() floor µs/call in the same era and round',
         'x bare SDK = median over rounds of req/s / the faster bare SDK server (createMcpHandler or per-request transport) in the same era and round; the 2026-07-28 era has only createMcpHandler',
         'x bare SDK (CPU) = the same with server CPU per call (bare µs/call / variant µs/call)',
         `non-2xx responses or errors across all rounds: ${failures}`,
