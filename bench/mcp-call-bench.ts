@@ -189,9 +189,9 @@ async function firelimitApp(dir: string, jwt = false): Promise<{ app: Express; s
   const { TokenService } = await import('../src/tokens/token-service');
   const caller = jwt ? await signedInCaller(dir) : undefined;
   const config = loadConfig({ RATE_LIMIT_PER_MINUTE: String(LIMIT), TOKENS_FILE: path.join(dir, 'tokens.json'), LOG_FORMAT: 'json', ...(caller === undefined ? {} : { AUTH_ISSUERS_FILE: caller.issuersFile }) });
-  // The real JSON log lines, each built and written; only the bytes are thrown away.
+  // The real JSON log lines, each built and written in batches as on stdout; only the bytes are thrown away.
   const output = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const service = await buildService(config, { logger: createServiceLogger(config, { output }) });
+  const service = await buildService(config, { logger: createServiceLogger(config, { output, batch: true }) });
   const tokens = new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
   const created = await tokens.create({ name: 'bench', scopes: ['mcp'] });
   return { app: service.app, secret: caller?.token ?? created.secret };

@@ -31,10 +31,9 @@ export function createRequestLogMiddleware(logger: Logger, options: RequestLogOp
   const tokenIdOf = options.tokenIdOf ?? ((res: Response) => tokenOf(res)?.id);
   return function requestLog(req: Request, res: Response, next: NextFunction): void {
     const started = process.hrtime.bigint();
-    let written = false;
-    const write = (aborted: boolean): void => {
-      if (written) return;
-      written = true;
+    // One listener, not 'finish' and 'close': 'close' follows every response, and without 'finish' before it the client hung up first.
+    res.once('close', () => {
+      const aborted = !res.writableFinished;
       const latencyNs = process.hrtime.bigint() - started;
       const decision = decisionOf(res);
       const path = safeRequestUrl(req.originalUrl ?? req.url);
@@ -51,10 +50,7 @@ export function createRequestLogMiddleware(logger: Logger, options: RequestLogOp
       if (severity === 'WARNING') logger.warn(message, fields);
       else if (severity === 'ERROR') logger.error(message, fields);
       else logger.info(message, fields);
-    };
-    res.once('finish', () => write(false));
-    // 'close' without 'finish': the client hung up before the response was complete.
-    res.once('close', () => write(!res.writableFinished));
+    });
     next();
   };
 }
