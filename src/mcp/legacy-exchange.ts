@@ -40,8 +40,12 @@ export class LegacyExchange {
     const exchange = new LegacyExchange(server);
     exchange.transport.onerror = onerror;
     await server.connect(exchange.transport);
+    exchange.skipsTypeDispatch = exchange.transport.skipTypeDispatch(server.server);
     return exchange;
   }
+
+  /** Whether requests skip the protocol layer's zod type dispatch (SharedServerTransport.skipTypeDispatch). */
+  skipsTypeDispatch = false;
 
   /** `related` hears what a handler says about a single request before answering it; a batch's answers come as one JSON array. */
   async answer(body: unknown, authInfo: AuthInfo, signal: AbortSignal, related?: RelatedSink): Promise<LegacyAnswer> {

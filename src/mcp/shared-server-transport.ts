@@ -36,6 +36,26 @@ export class SharedServerTransport implements Transport {
 
   private readonly pending = new PendingExchanges<JsonRpcAnswer>();
   private readonly related = new Map<number, RelatedSink>();
+  /** The protocol layer's request entry, once skipTypeDispatch found it. */
+  private deliverRequest?: (message: JSONRPCRequest, extra: { authInfo: AuthInfo }) => void;
+
+  /**
+   * The SDK's protocol layer wraps `onmessage` to tell a request from a
+   * response and a notification, with four zod parses, the two that fail
+   * building their issue objects; every request handed over here is a
+   * JSON-RPC request already (src/http checked its shape before the limiter),
+   * so it goes straight to the layer's request entry (`_onrequest`, what the
+   * wrapper calls for a request). An SDK without that entry keeps the
+   * wrapper: false, and nothing changes but the cost.
+   */
+  skipTypeDispatch(protocol: unknown): boolean {
+    const onrequest = (protocol as { _onrequest?: unknown } | null)?._onrequest;
+    if (typeof onrequest !== 'function') return false;
+    this.deliverRequest = (message, extra) => {
+      onrequest.call(protocol, message, extra);
+    };
+    return true;
+  }
 
   async start(): Promise<void> {}
 
@@ -63,11 +83,12 @@ export class SharedServerTransport implements Transport {
   async request(message: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal, related?: RelatedSink): Promise<JsonRpcAnswer | undefined> {
     const onmessage = this.onmessage;
     if (onmessage === undefined) throw new Error('SharedServerTransport: no server connected');
+    const deliver = this.deliverRequest ?? onmessage;
     const answer = await this.pending.start(
       signal,
       (id) => {
         if (related !== undefined) this.related.set(id, related);
-        onmessage({ ...message, id }, { authInfo });
+        deliver({ ...message, id }, { authInfo });
       },
       (id) => {
         this.related.delete(id);
