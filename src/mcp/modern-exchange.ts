@@ -9,6 +9,7 @@ import {
 import type { IncomingHttpHeaders } from 'node:http';
 import { callerLeft, PendingExchanges } from './pending-exchanges';
 import type { JsonRpcAnswer } from './shared-server-transport';
+import type { CallerSignal } from './caller-signal';
 
 /** The one 2026-era revision the SDK (2.4) serves. */
 export const MODERN_REVISION = '2026-07-28';
@@ -90,7 +91,7 @@ class SharedModernTransport extends PerRequestHTTPServerTransport {
   }
 
   /** The answer, or undefined when the SDK's ladder refused the request (serve it through the entry) or the caller left. */
-  async request(message: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal): Promise<JsonRpcAnswer | undefined> {
+  async request(message: JSONRPCRequest, authInfo: AuthInfo, signal: CallerSignal): Promise<JsonRpcAnswer | undefined> {
     const onmessage = this.onmessage;
     if (onmessage === undefined) throw new Error('SharedModernTransport: no server connected');
     const answer = await this.pending.start(
@@ -130,7 +131,7 @@ export class ModernExchange {
     return exchange;
   }
 
-  async answer(request: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal): Promise<ModernAnswer> {
+  async answer(request: JSONRPCRequest, authInfo: AuthInfo, signal: CallerSignal): Promise<ModernAnswer> {
     const answer = await this.transport.request(request, authInfo, signal);
     if (signal.aborted) return { status: 'abandoned' };
     return answer === undefined ? { status: 'fallback' } : { status: 200, body: answer };

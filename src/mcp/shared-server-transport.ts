@@ -9,6 +9,7 @@ import type {
   TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import { callerLeft, PendingExchanges } from './pending-exchanges';
+import type { CallerSignal } from './caller-signal';
 
 export type JsonRpcAnswer = JSONRPCResultResponse | JSONRPCErrorResponse;
 
@@ -80,7 +81,7 @@ export class SharedServerTransport implements Transport {
    * nothing waits for an answer no one reads. `related` hears the
    * notifications the handler sends about this request before its answer.
    */
-  async request(message: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal, related?: RelatedSink): Promise<JsonRpcAnswer | undefined> {
+  async request(message: JSONRPCRequest, authInfo: AuthInfo, signal: CallerSignal, related?: RelatedSink): Promise<JsonRpcAnswer | undefined> {
     const onmessage = this.onmessage;
     if (onmessage === undefined) throw new Error('SharedServerTransport: no server connected');
     const deliver = this.deliverRequest ?? onmessage;
