@@ -27,7 +27,14 @@ import { serveAsBenchChild, serveOrRun, startBenchChild } from './bench-child';
  * `npx tsx bench/mcp-call-bench.ts` runs it alone; MCP_BENCH_CPU_PROF=DIR
  * writes a CPU profile per server child into DIR/<variant>/, and
  * MCP_BENCH_ONLY=firelimit (a comma-separated list of variants) and
- * MCP_BENCH_ERAS=2025-11-25 run only those.
+ * MCP_BENCH_ERAS=2025-11-25 run only those. MCP_BENCH_BASELINE_SRC=DIR (the
+ * src/ of another checkout, e.g. `git archive <commit> src` unpacked beside a
+ * node_modules link) adds that build as `firelimit-baseline`, so a change is
+ * measured against the code before it in the same rounds.
+ *
+ * The floors: node:http parsing the body and writing a fixed answer, and
+ * Express 5 with express.json() doing the same; firelimit's CPU per call is
+ * set against the Express one (target 2.0x, issue 22).
  */
 
 const ROUNDS = 5;
@@ -39,7 +46,7 @@ const LIMIT = 1_000_000_000;
 const TARGET_RATIO = 1.0;
 const AIM_RATIO = 1.5;
 
-type VariantName = 'floor-http' | 'floor-express' | 'firelimit' | 'firelimit+jwt' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
+type VariantName = 'floor-http' | 'floor-express' | 'firelimit' | 'firelimit-baseline' | 'firelimit+jwt' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
 type FloorName = 'floor-http' | 'floor-express';
 type EraName = '2025-11-25' | '2026-07-28';
 
@@ -56,6 +63,10 @@ const VARIANTS: readonly Variant[] = [
   { name: 'sdk-transport-json', label: 'bare SDK 2.x: McpServer + stateless transport per request, JSON', eras: ['2025-11-25'] },
   { name: 'sdk-handler+bearer+erl', label: 'bare SDK 2.x createMcpHandler + bearer check + express-rate-limit', eras: ['2025-11-25', '2026-07-28'] },
   { name: 'firelimit', label: 'firelimit (real auth, per-token limit, request log, all checks)', eras: ['2025-11-25', '2026-07-28'] },
+  // MCP_BENCH_BASELINE_SRC=<another checkout's src>: that build of firelimit beside this one, in the same rounds.
+  ...(process.env.MCP_BENCH_BASELINE_SRC === undefined
+    ? []
+    : [{ name: 'firelimit-baseline' as const, label: `firelimit as built from ${process.env.MCP_BENCH_BASELINE_SRC}`, eras: ['2025-11-25', '2026-07-28'] as EraName[] }]),
   { name: 'firelimit+jwt', label: 'firelimit, the caller a verified JWT (Firebase preset, local JWKS) instead of flk_', eras: ['2025-11-25', '2026-07-28'] },
 ];
 const BARE: readonly VariantName[] = ['sdk-handler', 'sdk-transport-json'];
@@ -119,7 +130,7 @@ async function floorApp(name: FloorName): Promise<{ listen(port: number, host: s
   return app;
 }
 
-async function bareApp(name: Exclude<VariantName, 'firelimit' | 'firelimit+jwt' | FloorName>, secret: string): Promise<Express> {
+async function bareApp(name: Exclude<VariantName, 'firelimit' | 'firelimit-baseline' | 'firelimit+jwt' | FloorName>, secret: string): Promise<Express> {
   const { createMcpHandler } = await import('@modelcontextprotocol/server');
   const { createMcpExpressApp } = await import('@modelcontextprotocol/express');
   const { toNodeHandler, NodeStreamableHTTPServerTransport } = await import('@modelcontextprotocol/node');
@@ -182,11 +193,11 @@ async function signedInCaller(dir: string): Promise<{ issuersFile: string; token
   return { issuersFile, token };
 }
 
-async function firelimitApp(dir: string, jwt = false): Promise<{ app: Express; secret: string }> {
-  const { loadConfig } = await import('../src/config/config');
-  const { buildService } = await import('../src/service/build-service');
-  const { createServiceLogger } = await import('../src/logging/create-service-logger');
-  const { TokenService } = await import('../src/tokens/token-service');
+async function firelimitApp(dir: string, jwt = false, src = '../src'): Promise<{ app: Express; secret: string }> {
+  const { loadConfig } = (await import(`${src}/config/config`)) as typeof import('../src/config/config');
+  const { buildService } = (await import(`${src}/service/build-service`)) as typeof import('../src/service/build-service');
+  const { createServiceLogger } = (await import(`${src}/logging/create-service-logger`)) as typeof import('../src/logging/create-service-logger');
+  const { TokenService } = (await import(`${src}/tokens/token-service`)) as typeof import('../src/tokens/token-service');
   const caller = jwt ? await signedInCaller(dir) : undefined;
   const config = loadConfig({ RATE_LIMIT_PER_MINUTE: String(LIMIT), TOKENS_FILE: path.join(dir, 'tokens.json'), LOG_FORMAT: 'json', ...(caller === undefined ? {} : { AUTH_ISSUERS_FILE: caller.issuersFile }) });
   // The real JSON log lines, each built and written in batches as on stdout; only the bytes are thrown away.
@@ -203,8 +214,8 @@ const BARE_SECRET = 'flk_bench_bare_secret';
 async function serve(name: VariantName): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'firelimit-mcp-bench-'));
   const { app, secret } =
-    name === 'firelimit' || name === 'firelimit+jwt'
-      ? await firelimitApp(dir, name === 'firelimit+jwt')
+    name === 'firelimit' || name === 'firelimit+jwt' || name === 'firelimit-baseline'
+      ? await firelimitApp(dir, name === 'firelimit+jwt', name === 'firelimit-baseline' ? (process.env.MCP_BENCH_BASELINE_SRC as string) : '../src')
       : name === 'floor-http' || name === 'floor-express'
         ? { app: await floorApp(name), secret: BARE_SECRET }
         : { app: await bareApp(name, BARE_SECRET), secret: BARE_SECRET };
@@ -314,6 +325,12 @@ export async function runMcpCallBench(): Promise<BenchTable> {
         return [c.server.variant.label, c.era, median(r), Math.min(...r), Math.max(...r), vsBare(c.key, c.era), median(cpu.get(c.key) ?? []), vsBareCpu(c.key, c.era), vsFloorCpu(c.key, c.era)];
       }),
       notes: [
+        ...cells
+          .filter((c) => c.server.variant.name === 'firelimit-baseline')
+          .map(({ era }) => {
+            const cpuRound = (cpu.get(`firelimit@${era}`) ?? []).map((x, i) => x / ((cpu.get(`firelimit-baseline@${era}`) ?? [])[i] ?? Number.NaN));
+            return `${era}: this build's server CPU per call ${median(cpuRound).toFixed(2)}x the baseline build's (median of per-round ratios)`;
+          }),
         ...cells
           .filter((c) => c.server.variant.name === 'firelimit+jwt')
           .map(({ era }) => {

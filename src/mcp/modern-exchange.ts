@@ -8,6 +8,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { IncomingHttpHeaders } from 'node:http';
 import { callerLeft, PendingExchanges } from './pending-exchanges';
+import { protocolRequestEntry, type RequestEntry } from './protocol-request-entry';
 import type { JsonRpcAnswer } from './shared-server-transport';
 import type { CallerSignal } from './caller-signal';
 
@@ -70,6 +71,14 @@ class SharedModernTransport extends PerRequestHTTPServerTransport {
   /** Settled with a request's answer, or with undefined when the answer was a ladder rung's. */
   private readonly pending = new PendingExchanges<JsonRpcAnswer | undefined>();
   private dispatching = false;
+  /** The protocol layer's request entry past its type dispatch (./protocol-request-entry), once connected. */
+  private deliverRequest?: RequestEntry;
+
+  /** Requests go straight to `protocol`'s request entry; false when this SDK has none (they keep going through onmessage). */
+  skipTypeDispatch(protocol: unknown): boolean {
+    this.deliverRequest = protocolRequestEntry(protocol);
+    return this.deliverRequest !== undefined;
+  }
 
   constructor() {
     super({ classification: { era: 'modern', revision: MODERN_REVISION }, responseMode: 'json' });
@@ -94,13 +103,14 @@ class SharedModernTransport extends PerRequestHTTPServerTransport {
   async request(message: JSONRPCRequest, authInfo: AuthInfo, signal: CallerSignal): Promise<JsonRpcAnswer | undefined> {
     const onmessage = this.onmessage;
     if (onmessage === undefined) throw new Error('SharedModernTransport: no server connected');
+    const deliver = this.deliverRequest ?? onmessage;
     const answer = await this.pending.start(
       signal,
       (id) => {
         // The protocol layer answers its gates synchronously, inside this call; handlers always run later.
         this.dispatching = true;
         try {
-          onmessage({ ...message, id }, { authInfo });
+          deliver({ ...message, id }, { authInfo });
         } finally {
           this.dispatching = false;
         }
@@ -128,8 +138,12 @@ export class ModernExchange {
     const exchange = new ModernExchange(server);
     exchange.transport.onerror = onerror;
     await server.connect(exchange.transport);
+    exchange.skipsTypeDispatch = exchange.transport.skipTypeDispatch(server.server);
     return exchange;
   }
+
+  /** Whether requests skip the protocol layer's zod type dispatch (./protocol-request-entry). */
+  skipsTypeDispatch = false;
 
   async answer(request: JSONRPCRequest, authInfo: AuthInfo, signal: CallerSignal): Promise<ModernAnswer> {
     const answer = await this.transport.request(request, authInfo, signal);

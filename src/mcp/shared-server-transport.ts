@@ -9,6 +9,7 @@ import type {
   TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import { callerLeft, PendingExchanges } from './pending-exchanges';
+import { protocolRequestEntry, type RequestEntry } from './protocol-request-entry';
 import type { CallerSignal } from './caller-signal';
 
 export type JsonRpcAnswer = JSONRPCResultResponse | JSONRPCErrorResponse;
@@ -37,25 +38,13 @@ export class SharedServerTransport implements Transport {
 
   private readonly pending = new PendingExchanges<JsonRpcAnswer>();
   private readonly related = new Map<number, RelatedSink>();
-  /** The protocol layer's request entry, once skipTypeDispatch found it. */
-  private deliverRequest?: (message: JSONRPCRequest, extra: { authInfo: AuthInfo }) => void;
+  /** The protocol layer's request entry past its type dispatch (./protocol-request-entry), once connected. */
+  private deliverRequest?: RequestEntry;
 
-  /**
-   * The SDK's protocol layer wraps `onmessage` to tell a request from a
-   * response and a notification, with four zod parses, the two that fail
-   * building their issue objects; every request handed over here is a
-   * JSON-RPC request already (src/http checked its shape before the limiter),
-   * so it goes straight to the layer's request entry (`_onrequest`, what the
-   * wrapper calls for a request). An SDK without that entry keeps the
-   * wrapper: false, and nothing changes but the cost.
-   */
+  /** Requests go straight to `protocol`'s request entry; false when this SDK has none (they keep going through onmessage). */
   skipTypeDispatch(protocol: unknown): boolean {
-    const onrequest = (protocol as { _onrequest?: unknown } | null)?._onrequest;
-    if (typeof onrequest !== 'function') return false;
-    this.deliverRequest = (message, extra) => {
-      onrequest.call(protocol, message, extra);
-    };
-    return true;
+    this.deliverRequest = protocolRequestEntry(protocol);
+    return this.deliverRequest !== undefined;
   }
 
   async start(): Promise<void> {}
