@@ -24,7 +24,7 @@ export function handlerChain(handlers: readonly RequestHandler[]): RequestHandle
       }
       try {
         const result: unknown = handler(req, res, next);
-        if (result instanceof Promise) result.catch((rejection: unknown) => done(rejection ?? new Error('Rejected promise')));
+        if (result instanceof Promise) result.catch((rejection: unknown) => done(rejection || new Error('Rejected promise')));
       } catch (thrown) {
         done(thrown);
       }

@@ -45,3 +45,9 @@ describe('handlerChain', () => {
     expect(result).toEqual({ ran: [], done: [error] });
   });
 });
+
+it('passes a promise rejected with nothing as an error, as Express does, never as "go on"', async () => {
+  const result = await run((ran) => [() => Promise.reject(undefined), () => void ran.push('after')]);
+  expect(result.ran).toEqual([]);
+  expect(result.done[0]).toEqual(new Error('Rejected promise'));
+});
