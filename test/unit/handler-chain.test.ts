@@ -46,8 +46,8 @@ describe('handlerChain', () => {
   });
 });
 
-it('passes a promise rejected with nothing as an error, as Express does, never as "go on"', async () => {
-  const result = await run((ran) => [() => Promise.reject(undefined), () => void ran.push('after')]);
+it('passes a promise rejected with an empty value as an error, as Express does, never as "go on"', async () => {
+  const result = await run((ran) => [() => Promise.reject(''), () => void ran.push('after')]);
   expect(result.ran).toEqual([]);
   expect(result.done[0]).toEqual(new Error('Rejected promise'));
 });
