@@ -27,7 +27,14 @@ import { serveAsBenchChild, serveOrRun, startBenchChild } from './bench-child';
  * `npx tsx bench/mcp-call-bench.ts` runs it alone; MCP_BENCH_CPU_PROF=DIR
  * writes a CPU profile per server child into DIR/<variant>/, and
  * MCP_BENCH_ONLY=firelimit (a comma-separated list of variants) and
- * MCP_BENCH_ERAS=2025-11-25 run only those.
+ * MCP_BENCH_ERAS=2025-11-25 run only those. MCP_BENCH_BASELINE_SRC=DIR (the
+ * src/ of another checkout, e.g. `git archive <commit> src` unpacked beside a
+ * node_modules link) adds that build as `firelimit-baseline`, so a change is
+ * measured against the code before it in the same rounds.
+ *
+ * The floors: node:http parsing the body and writing a fixed answer, and
+ * Express 5 with express.json() doing the same; firelimit's CPU per call is
+ * set against the Express one (target 2.0x, issue 22).
  */
 
 const ROUNDS = 5;
@@ -39,7 +46,8 @@ const LIMIT = 1_000_000_000;
 const TARGET_RATIO = 1.0;
 const AIM_RATIO = 1.5;
 
-type VariantName = 'firelimit' | 'firelimit+jwt' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
+type VariantName = 'floor-http' | 'floor-express' | 'firelimit' | 'firelimit-baseline' | 'firelimit+jwt' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
+type FloorName = 'floor-http' | 'floor-express';
 type EraName = '2025-11-25' | '2026-07-28';
 
 interface Variant {
@@ -49,13 +57,22 @@ interface Variant {
 }
 
 const VARIANTS: readonly Variant[] = [
+  { name: 'floor-http', label: 'floor: node:http + JSON.parse + fixed answer', eras: ['2025-11-25', '2026-07-28'] },
+  { name: 'floor-express', label: 'floor: Express 5 + express.json() + fixed answer', eras: ['2025-11-25', '2026-07-28'] },
   { name: 'sdk-handler', label: 'bare SDK 2.x: createMcpHandler + toNodeHandler', eras: ['2025-11-25', '2026-07-28'] },
   { name: 'sdk-transport-json', label: 'bare SDK 2.x: McpServer + stateless transport per request, JSON', eras: ['2025-11-25'] },
   { name: 'sdk-handler+bearer+erl', label: 'bare SDK 2.x createMcpHandler + bearer check + express-rate-limit', eras: ['2025-11-25', '2026-07-28'] },
   { name: 'firelimit', label: 'firelimit (real auth, per-token limit, request log, all checks)', eras: ['2025-11-25', '2026-07-28'] },
+  // MCP_BENCH_BASELINE_SRC=<another checkout's src>: that build of firelimit beside this one, in the same rounds.
+  ...(process.env.MCP_BENCH_BASELINE_SRC === undefined
+    ? []
+    : [{ name: 'firelimit-baseline' as const, label: `firelimit as built from ${process.env.MCP_BENCH_BASELINE_SRC}`, eras: ['2025-11-25', '2026-07-28'] as EraName[] }]),
   { name: 'firelimit+jwt', label: 'firelimit, the caller a verified JWT (Firebase preset, local JWKS) instead of flk_', eras: ['2025-11-25', '2026-07-28'] },
 ];
 const BARE: readonly VariantName[] = ['sdk-handler', 'sdk-transport-json'];
+/** The CPU target is set against this floor: what any Express app that parses a JSON body pays. */
+const EXPRESS_FLOOR: VariantName = 'floor-express';
+const FLOOR_CPU_TARGET = 2.0;
 
 // ---------------------------------------------------------------- server side
 
@@ -81,7 +98,39 @@ async function bareServer(): Promise<import('@modelcontextprotocol/server').McpS
   return server;
 }
 
-async function bareApp(name: Exclude<VariantName, 'firelimit' | 'firelimit+jwt'>, secret: string): Promise<Express> {
+/** whoami's answer as a JSON-RPC response, fixed: the floors parse the call and answer it, nothing else. */
+const FIXED_STRUCTURED = { tokenId: 'tok_bench', name: 'bench', tier: 'default', scopes: ['mcp'] };
+const FIXED_RESULT = { content: [{ type: 'text', text: JSON.stringify(FIXED_STRUCTURED) }], structuredContent: FIXED_STRUCTURED };
+function fixedAnswer(id: unknown): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, result: FIXED_RESULT });
+}
+
+/**
+ * The floors: what the machine and the framework cost before any MCP or limiting, the body read and parsed
+ * and a fixed answer written. firelimit's CPU per call is set against the Express one (its own framework).
+ */
+async function floorApp(name: FloorName): Promise<{ listen(port: number, host: string, callback: () => void): import('node:http').Server }> {
+  if (name === 'floor-http') {
+    const { createServer } = await import('node:http');
+    return createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: unknown };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(fixedAnswer(body.id));
+      });
+    });
+  }
+  const { default: express } = await import('express');
+  const app = express();
+  app.use(express.json());
+  app.post('/mcp', (req: Request, res: Response) => {
+    res.type('application/json').send(fixedAnswer((req.body as { id?: unknown }).id));
+  });
+  return app;
+}
+
+async function bareApp(name: Exclude<VariantName, 'firelimit' | 'firelimit-baseline' | 'firelimit+jwt' | FloorName>, secret: string): Promise<Express> {
   const { createMcpHandler } = await import('@modelcontextprotocol/server');
   const { createMcpExpressApp } = await import('@modelcontextprotocol/express');
   const { toNodeHandler, NodeStreamableHTTPServerTransport } = await import('@modelcontextprotocol/node');
@@ -144,16 +193,16 @@ async function signedInCaller(dir: string): Promise<{ issuersFile: string; token
   return { issuersFile, token };
 }
 
-async function firelimitApp(dir: string, jwt = false): Promise<{ app: Express; secret: string }> {
-  const { loadConfig } = await import('../src/config/config');
-  const { buildService } = await import('../src/service/build-service');
-  const { createServiceLogger } = await import('../src/logging/create-service-logger');
-  const { TokenService } = await import('../src/tokens/token-service');
+async function firelimitApp(dir: string, jwt = false, src = '../src'): Promise<{ app: Express; secret: string }> {
+  const { loadConfig } = (await import(`${src}/config/config`)) as typeof import('../src/config/config');
+  const { buildService } = (await import(`${src}/service/build-service`)) as typeof import('../src/service/build-service');
+  const { createServiceLogger } = (await import(`${src}/logging/create-service-logger`)) as typeof import('../src/logging/create-service-logger');
+  const { TokenService } = (await import(`${src}/tokens/token-service`)) as typeof import('../src/tokens/token-service');
   const caller = jwt ? await signedInCaller(dir) : undefined;
   const config = loadConfig({ RATE_LIMIT_PER_MINUTE: String(LIMIT), TOKENS_FILE: path.join(dir, 'tokens.json'), LOG_FORMAT: 'json', ...(caller === undefined ? {} : { AUTH_ISSUERS_FILE: caller.issuersFile }) });
-  // The real JSON log lines, each built and written; only the bytes are thrown away.
+  // The real JSON log lines, each built and written in batches as on stdout; only the bytes are thrown away.
   const output = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const service = await buildService(config, { logger: createServiceLogger(config, { output }) });
+  const service = await buildService(config, { logger: createServiceLogger(config, { output, batch: true }) });
   const tokens = new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
   const created = await tokens.create({ name: 'bench', scopes: ['mcp'] });
   return { app: service.app, secret: caller?.token ?? created.secret };
@@ -164,7 +213,12 @@ const BARE_SECRET = 'flk_bench_bare_secret';
 /** Child mode: serve one variant on a free port and tell the parent which, and the secret to call it with. */
 async function serve(name: VariantName): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'firelimit-mcp-bench-'));
-  const { app, secret } = name === 'firelimit' || name === 'firelimit+jwt' ? await firelimitApp(dir, name === 'firelimit+jwt') : { app: await bareApp(name, BARE_SECRET), secret: BARE_SECRET };
+  const { app, secret } =
+    name === 'firelimit' || name === 'firelimit+jwt' || name === 'firelimit-baseline'
+      ? await firelimitApp(dir, name === 'firelimit+jwt', name === 'firelimit-baseline' ? (process.env.MCP_BENCH_BASELINE_SRC as string) : '../src')
+      : name === 'floor-http' || name === 'floor-express'
+        ? { app: await floorApp(name), secret: BARE_SECRET }
+        : { app: await bareApp(name, BARE_SECRET), secret: BARE_SECRET };
   serveAsBenchChild(app, (server) => ({ port: (server.address() as AddressInfo).port, secret }), () => rmSync(dir, { recursive: true, force: true }));
 }
 
@@ -255,17 +309,28 @@ export async function runMcpCallBench(): Promise<BenchTable> {
       const bare = BARE.map((name) => cpu.get(`${name}@${era}`)).filter((r): r is number[] => r !== undefined);
       return median((cpu.get(key) ?? []).map((x, i) => Math.min(...bare.map((r) => r[i] ?? Number.NaN)) / x));
     };
+    /** Per round, this cell's CPU per call over the Express floor's in the same era and round; the median. */
+    const vsFloorCpu = (key: string, era: EraName): number => {
+      const floor = cpu.get(`${EXPRESS_FLOOR}@${era}`) ?? [];
+      return median((cpu.get(key) ?? []).map((x, i) => x / (floor[i] ?? Number.NaN)));
+    };
     const ours = cells
       .filter((c) => c.server.variant.name === 'firelimit')
-      .map(({ era }) => ({ era, rps: vsBare(`firelimit@${era}`, era), cpu: vsBareCpu(`firelimit@${era}`, era) }));
+      .map(({ era }) => ({ era, rps: vsBare(`firelimit@${era}`, era), cpu: vsBareCpu(`firelimit@${era}`, era), floor: vsFloorCpu(`firelimit@${era}`, era) }));
     return {
       title: `MCP tools/call whoami end to end (${CONNECTIONS} connections, ${ROUNDS} interleaved rounds x ${ROUND_SECONDS} s after a ${WARMUP_SECONDS} s warm-up)`,
-      columns: ['variant', 'era', 'median req/s', 'min req/s', 'max req/s', 'x bare SDK', 'server µs/call', 'x bare SDK (CPU)'],
+      columns: ['variant', 'era', 'median req/s', 'min req/s', 'max req/s', 'x bare SDK', 'server µs/call', 'x bare SDK (CPU)', 'CPU x Express floor'],
       rows: cells.map((c) => {
         const r = rps.get(c.key) ?? [];
-        return [c.server.variant.label, c.era, median(r), Math.min(...r), Math.max(...r), vsBare(c.key, c.era), median(cpu.get(c.key) ?? []), vsBareCpu(c.key, c.era)];
+        return [c.server.variant.label, c.era, median(r), Math.min(...r), Math.max(...r), vsBare(c.key, c.era), median(cpu.get(c.key) ?? []), vsBareCpu(c.key, c.era), vsFloorCpu(c.key, c.era)];
       }),
       notes: [
+        ...cells
+          .filter((c) => c.server.variant.name === 'firelimit-baseline')
+          .map(({ era }) => {
+            const cpuRound = (cpu.get(`firelimit@${era}`) ?? []).map((x, i) => x / ((cpu.get(`firelimit-baseline@${era}`) ?? [])[i] ?? Number.NaN));
+            return `${era}: this build's server CPU per call ${median(cpuRound).toFixed(2)}x the baseline build's (median of per-round ratios)`;
+          }),
         ...cells
           .filter((c) => c.server.variant.name === 'firelimit+jwt')
           .map(({ era }) => {
@@ -277,6 +342,11 @@ export async function runMcpCallBench(): Promise<BenchTable> {
           (o) =>
             `${o.era}: firelimit ${o.rps.toFixed(2)}x the faster bare SDK server by req/s, ${o.cpu.toFixed(2)}x by server CPU per call (target >= ${TARGET_RATIO}x: ${o.rps >= TARGET_RATIO ? 'met' : 'MISSED'}; aim ${AIM_RATIO}x: ${o.rps >= AIM_RATIO ? 'met' : 'not met'})`,
         ),
+        ...ours.map(
+          (o) =>
+            `${o.era}: firelimit ${o.floor.toFixed(2)}x the Express 5 floor's server CPU per call (target <= ${FLOOR_CPU_TARGET}x: ${o.floor <= FLOOR_CPU_TARGET ? 'met' : 'MISSED'})`,
+        ),
+        'CPU x Express floor = median over rounds of the variant µs/call / the Express 5 + express.json() floor µs/call in the same era and round',
         'x bare SDK = median over rounds of req/s / the faster bare SDK server (createMcpHandler or per-request transport) in the same era and round; the 2026-07-28 era has only createMcpHandler',
         'x bare SDK (CPU) = the same with server CPU per call (bare µs/call / variant µs/call)',
         `non-2xx responses or errors across all rounds: ${failures}`,

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { boundedMemo } from '../shared/bounded-memo';
 
 export interface AddressSource {
   /** The X-Forwarded-For header as Node gives it: one string (repeats joined by ", "), an array, or absent. */
@@ -53,6 +54,7 @@ function forwardedEntries(header: string | readonly string[] | undefined): strin
     .filter((entry) => entry.length > 0);
 }
 
+// Pure functions of one string, asked on every request of the same few clients (twice a request: the auth budget and the charge plan).
 /**
  * Canonical text of one address, or undefined when `raw` is not one.
  * IPv4: dotted decimal ("1.2.3.4"). IPv6: RFC 5952 text ("2001:db8::1"),
@@ -61,7 +63,9 @@ function forwardedEntries(header: string | readonly string[] | undefined): strin
  * Accepted around the address: whitespace, brackets, a port, an IPv6 zone
  * index, a trailing dot, leading zeros.
  */
-export function canonicalAddress(raw: string): string | undefined {
+export const canonicalAddress: (raw: string) => string | undefined = boundedMemo(computeCanonicalAddress);
+
+function computeCanonicalAddress(raw: string): string | undefined {
   let value = raw.trim();
   if (value.length === 0 || value.length > MAX_ENTRY_LENGTH) return undefined;
   const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(value); // "[2001:db8::1]:443", "[2001:db8::1]"
@@ -102,7 +106,9 @@ function canonicalIpv6(value: string): string | undefined {
  * address. IPv6: its /64, because one subscriber is usually given a whole /64
  * and could otherwise rotate through 2^64 addresses, each with a fresh budget.
  */
-export function addressLimitKeyPart(address: string): string {
+export const addressLimitKeyPart: (address: string) => string = boundedMemo(computeAddressLimitKeyPart);
+
+function computeAddressLimitKeyPart(address: string): string {
   if (isIP(address) !== 6) return address;
   const groups = expandIpv6(address.toLowerCase()).slice(0, 4);
   return `${compressIpv6([...groups, 0, 0, 0, 0])}/64`;

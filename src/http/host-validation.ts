@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { jsonRpcError, requestIdOf } from '../library/express';
+import { boundedMemo } from '../shared/bounded-memo';
 
 /** The hostnames the MCP SDK's `localhostHostValidation()` accepts. */
 export const LOCALHOST_NAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
@@ -139,8 +140,11 @@ export type HostValidationOptions = AllowedHosts;
 
 /** Express adapter: 400/403 with a JSON-RPC error body, before the body is read. */
 export function createHostValidation(options: HostValidationOptions): RequestHandler {
+  // The two rules there can be, made once rather than per request.
+  const loopbackRule = hostRuleFor(options, true);
+  const otherRule = hostRuleFor(options, false);
   return function hostValidation(req: Request, res: Response, next: NextFunction): void {
-    const rule = hostRuleFor(options, arrivedOnLoopback(req));
+    const rule = arrivedOnLoopback(req) ? loopbackRule : otherRule;
     const host = checkHost(hostHeaderValues(req.rawHeaders), rule);
     const target = host.ok ? checkRequestTarget(req.originalUrl ?? req.url ?? '', rule) : host;
     const verdict: OriginCheck = target.ok ? checkOrigin(req.headers.origin, rule) : target;
@@ -155,7 +159,10 @@ export function createHostValidation(options: HostValidationOptions): RequestHan
   };
 }
 
-function parseAuthority(value: string): { hostname: string; host: string } | undefined {
+// A WHATWG URL parse per request, of the one or two Host values a service is called by.
+const parseAuthority = boundedMemo(computeAuthority);
+
+function computeAuthority(value: string): { hostname: string; host: string } | undefined {
   try {
     const url = new URL(`http://${value}`);
     // Anything beyond an authority (a path, credentials) is not a Host header.

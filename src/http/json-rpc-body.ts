@@ -1,10 +1,10 @@
-import { isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResponse } from '@modelcontextprotocol/server';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { bodyEncodingProblem, declaredLengthProblem, type BodyHeaderProblem } from './body-headers';
 import { JsonRpcCode, jsonRpcError, type JsonRpcErrorBody, requestIdOf } from '../library/express';
 import { closeAfterResponse, markBodyRead } from './lingering-close';
 import { scanJsonStructure, type JsonStructureLimits } from './json-structure-scan';
 import { readBoundedBody, type BodyRead, type BodyReadLimits } from './read-body';
+import { isJsonRpcMessage } from './json-rpc-shape';
 import { continueIfDeferred } from './expect-continue';
 
 /** The SDK's code for transport-level refusals; used where JSON-RPC itself names none. */
@@ -84,7 +84,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * Raw bytes to a JSON-RPC message or batch, cheapest check first: the
  * structure scan (depth, batch size; linear, stops at its bound), then
- * UTF-8 decoding and JSON.parse, then the JSON-RPC shape (zod, per message,
+ * UTF-8 decoding and JSON.parse, then the JSON-RPC shape (the SDK's schemas in plain code, ./json-rpc-shape, per message,
  * at most `maxBatchMessages` of them). Nothing deep or huge reaches the
  * parser or zod.
  */
@@ -116,11 +116,6 @@ export function jsonRpcShapeProblem(body: unknown): string | undefined {
     return body.every(isJsonRpcMessage) ? undefined : 'Invalid Request: every batch entry must be a JSON-RPC 2.0 message';
   }
   return isJsonRpcMessage(body) ? undefined : 'Invalid Request: expected a JSON-RPC 2.0 request, notification or response object';
-}
-
-/** The SDK's own message schemas, most frequent first: a request, a notification, a (posted) response. */
-function isJsonRpcMessage(value: unknown): boolean {
-  return isJSONRPCRequest(value) || isJSONRPCNotification(value) || isJSONRPCResponse(value);
 }
 
 function answer(req: Request, res: Response, failure: BodyFailure): void {

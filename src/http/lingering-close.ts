@@ -68,16 +68,23 @@ export function closeAfterResponse(req: IncomingMessage, res: ServerResponse, li
  */
 export function createUnreadBodyGuard(limits: LingerLimits): RequestHandler {
   return function unreadBodyGuard(req: Request, res: Response, next: NextFunction): void {
-    const writeHead = res.writeHead;
-    res.writeHead = function guardedWriteHead(this: Response, ...args: Parameters<typeof writeHead>) {
-      // Still arriving and not being read by us: whatever follows would only be drained.
-      if (!bodyArrived(req) && !bodyReadStarted(req)) closeAfterResponse(req, res, limits);
-      return writeHead.apply(this, args);
-    } as typeof writeHead;
     // Node emits the request from inside the parser, before it parses the rest of the same packet: one tick
     // lets a small body that came with the head reach req's buffer before a synchronous refusal looks at it.
-    process.nextTick(next);
+    process.nextTick(() => {
+      // Already all here (the common case: a small body in the head's packet): it stays here, or we read it, so no guard.
+      if (!bodyArrived(req)) guardWriteHead(req, res, limits);
+      next();
+    });
   };
+}
+
+function guardWriteHead(req: Request, res: Response, limits: LingerLimits): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function guardedWriteHead(this: Response, ...args: Parameters<typeof writeHead>) {
+    // Still arriving and not being read by us: whatever follows would only be drained.
+    if (!bodyArrived(req) && !bodyReadStarted(req)) closeAfterResponse(req, res, limits);
+    return writeHead.apply(this, args);
+  } as typeof writeHead;
 }
 
 const reading = new WeakSet<IncomingMessage>();

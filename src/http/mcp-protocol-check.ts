@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { classifyInboundRequest, isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, isInitializeRequest, PROTOCOL_VERSION_META_KEY, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isJsonContentType } from './body-headers';
+import { isJsonRpcRequest } from './json-rpc-shape';
 import { jsonRpcError, requestIdOf } from '../library/express';
 import { modernRequestProblem } from './modern-header-check';
 import { setMcpEra, type McpEra } from './request-locals';
@@ -53,7 +54,7 @@ export function inspectMcpRequest(headers: IncomingHttpHeaders, body: unknown): 
   if (!isJsonContentType(headers['content-type'])) {
     return refuse(415, SDK_TRANSPORT_ERROR, 'Unsupported Media Type: Content-Type must be application/json');
   }
-  const outcome = classifyInboundRequest({
+  const outcome = plainLegacyRequest(headers, body) ? LEGACY : classifyInboundRequest({
     httpMethod: 'POST',
     protocolVersionHeader: headerValue(headers['mcp-protocol-version']),
     mcpMethodHeader: headerValue(headers['mcp-method']),
@@ -69,7 +70,8 @@ export function inspectMcpRequest(headers: IncomingHttpHeaders, body: unknown): 
   }
 
   const messages: readonly unknown[] = Array.isArray(body) ? body : [body];
-  const initializing = messages.some((message) => isInitializeRequest(message));
+  // The schema's method is a literal: anything else fails it, and is spared the parse of a whole initialize request.
+  const initializing = messages.some((message) => (message as { method?: unknown }).method === 'initialize' && isInitializeRequest(message));
   if (initializing && messages.length > 1) {
     return refuse(400, INVALID_REQUEST, 'Invalid Request: Only one initialization request is allowed');
   }
@@ -84,6 +86,30 @@ export function inspectMcpRequest(headers: IncomingHttpHeaders, body: unknown): 
     }
   }
   return { ok: true, era: 'legacy' };
+}
+
+/** What the SDK's classifier answers for a plain 2025-era request. */
+const LEGACY = { kind: 'legacy' } as const;
+
+/** The first 2026-era revision: the SDK's classifier compares revisions as strings against it. */
+const FIRST_MODERN_REVISION = '2026-07-28';
+
+/**
+ * A single JSON-RPC request that is not `initialize`, carries no 2026-era
+ * envelope claim (the protocol-version `_meta` key) and names no 2026-era
+ * revision in its header: the SDK's classifier routes it to the 2025 era
+ * without a refusal (`classifyRequestBody`'s last case), and most 2025-era
+ * traffic is this. Decided here without its zod parses; every other body
+ * goes through the classifier. Pinned against it by test/unit/mcp-protocol-check-fast.test.ts.
+ */
+export function plainLegacyRequest(headers: IncomingHttpHeaders, body: unknown): boolean {
+  if (!isJsonRpcRequest(body)) return false;
+  const { method, params } = body as { method: string; params?: { _meta?: unknown } };
+  if (method === 'initialize') return false;
+  const meta = params?._meta;
+  if (meta !== null && typeof meta === 'object' && !Array.isArray(meta) && PROTOCOL_VERSION_META_KEY in meta) return false;
+  const version = headerValue(headers['mcp-protocol-version']);
+  return version === undefined || version.replace(/^[\t ]+|[\t ]+$/g, '') < FIRST_MODERN_REVISION;
 }
 
 /** The problem alone, for callers that only ask whether a request would be refused. */

@@ -59,15 +59,13 @@ export function readBoundedBody(req: IncomingMessage, limits: BodyReadLimits): P
         return;
       }
       chunks.push(chunk);
-      armIdle();
+      if (timers.total !== undefined) armIdle();
     };
     const onEnd = (): void => settle({ ok: true, bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, receivedBytes) });
     const onAborted = (): void => settle({ ok: false, problem: 'aborted' });
     const onClose = (): void => {
       if (!req.complete) onAborted();
     };
-    timers.total = setTimeout(() => settle({ ok: false, problem: 'total_timeout', totalTimeoutMs: limits.totalTimeoutMs }), limits.totalTimeoutMs);
-
     if (req.readableEnded) {
       // Nothing left to read (a body-less request that already ended).
       onEnd();
@@ -77,6 +75,9 @@ export function readBoundedBody(req: IncomingMessage, limits: BodyReadLimits): P
     req.on('end', onEnd);
     req.on('error', onAborted);
     req.on('close', onClose);
+    // The whole body already parsed into memory (a small body in the head's packet): nothing can keep it waiting.
+    if (req.complete) return;
+    timers.total = setTimeout(() => settle({ ok: false, problem: 'total_timeout', totalTimeoutMs: limits.totalTimeoutMs }), limits.totalTimeoutMs);
     armIdle();
   });
 }

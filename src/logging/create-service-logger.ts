@@ -8,6 +8,8 @@ import { maskKnownSecrets, secretsOfAuthorization } from './known-secrets';
 export interface ServiceLoggerOptions {
   /** Default process.stdout. */
   readonly output?: Writable;
+  /** JSON lines written once per event-loop turn (../logging/line-writer); default: whether the output is process.stdout. */
+  readonly batch?: boolean;
 }
 
 /**
@@ -19,7 +21,7 @@ export function createServiceLogger(config: Pick<Config, 'log' | 'firebase'> & P
   const sink =
     config.log.format === 'pretty'
       ? createPrettyLogSink({ output: options.output })
-      : createCloudLogSink({ projectId: config.firebase.projectId, output: options.output });
+      : createCloudLogSink({ projectId: config.firebase.projectId, output: options.output, batch: options.batch });
   // The upstream credential has no shape a pattern knows; it is masked by value.
   return createLogger(maskKnownSecrets(sink, secretsOfAuthorization(config.upstream?.authorization)));
 }

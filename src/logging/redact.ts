@@ -45,8 +45,16 @@ const PERCENT_ESCAPE = /%[0-9a-f]{2}/i;
 /** Enough for double and triple encoding; a client that encodes more is not hiding a secret from us by accident. */
 const MAX_DECODE_ROUNDS = 4;
 
+/** Field names recur on every line; their verdicts are kept, up to a bound a caller naming keys from input cannot grow past. */
+const KEY_VERDICTS = new Map<string, boolean>();
+const MAX_KEY_VERDICTS = 1024;
+
 export function isSensitiveKey(key: string): boolean {
-  return !PUBLIC_KEYS.has(key) && SENSITIVE_KEY.test(key);
+  const known = KEY_VERDICTS.get(key);
+  if (known !== undefined) return known;
+  const verdict = !PUBLIC_KEYS.has(key) && SENSITIVE_KEY.test(key);
+  if (KEY_VERDICTS.size < MAX_KEY_VERDICTS) KEY_VERDICTS.set(key, verdict);
+  return verdict;
 }
 
 /**
@@ -133,8 +141,12 @@ function redactValue(value: unknown, depth: number, seen: WeakSet<object>): unkn
   }
   if (value instanceof Date) return value.toISOString();
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    if (!isSensitiveKey(key)) out[key] = redactValue(item, depth + 1, seen);
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    const item = record[key];
+    // What JSON leaves out needs no copy; strings, numbers and booleans need no recursion.
+    if (item === undefined || isSensitiveKey(key)) continue;
+    out[key] = typeof item === 'string' ? redactText(item) : typeof item === 'object' && item !== null ? redactValue(item, depth + 1, seen) : item;
   }
   return out;
 }

@@ -5,6 +5,7 @@ import type { Decision } from '../library';
 import type { LogFields, Logger } from '../shared/logger';
 import { decodeForLog, isSensitiveKey, redactUrlComponent } from './redact';
 import { traceContextFromHeaders } from './trace-context';
+import { MAX_MEMO_ENTRIES } from '../shared/bounded-memo';
 
 export interface RequestLogOptions {
   /** Qualifies trace ids (`projects/P/traces/T`); config.firebase.projectId. */
@@ -31,10 +32,9 @@ export function createRequestLogMiddleware(logger: Logger, options: RequestLogOp
   const tokenIdOf = options.tokenIdOf ?? ((res: Response) => tokenOf(res)?.id);
   return function requestLog(req: Request, res: Response, next: NextFunction): void {
     const started = process.hrtime.bigint();
-    let written = false;
-    const write = (aborted: boolean): void => {
-      if (written) return;
-      written = true;
+    // One listener, not 'finish' and 'close': 'close' follows every response, and without 'finish' before it the client hung up first.
+    res.once('close', () => {
+      const aborted = !res.writableFinished;
       const latencyNs = process.hrtime.bigint() - started;
       const decision = decisionOf(res);
       const path = safeRequestUrl(req.originalUrl ?? req.url);
@@ -51,10 +51,7 @@ export function createRequestLogMiddleware(logger: Logger, options: RequestLogOp
       if (severity === 'WARNING') logger.warn(message, fields);
       else if (severity === 'ERROR') logger.error(message, fields);
       else logger.info(message, fields);
-    };
-    res.once('finish', () => write(false));
-    // 'close' without 'finish': the client hung up before the response was complete.
-    res.once('close', () => write(!res.writableFinished));
+    });
     next();
   };
 }
@@ -85,6 +82,20 @@ export function severityOf(status: number, decision: Decision | undefined): 'INF
  * secret, so this is safe even in front of a logger that does not redact.
  */
 export function safeRequestUrl(url: string): string {
+  if (LOGGED_AS_IS.has(url)) return url;
+  const safe = computeSafeRequestUrl(url);
+  // Only a URL that is logged as it came is kept: one that held a secret must not outlive its request in a memo.
+  if (safe === url) {
+    if (LOGGED_AS_IS.size >= MAX_MEMO_ENTRIES) LOGGED_AS_IS.clear();
+    LOGGED_AS_IS.add(url);
+  }
+  return safe;
+}
+
+/** The URLs (most often just "/mcp") whose safe form is the URL itself, so each is checked once. */
+const LOGGED_AS_IS = new Set<string>();
+
+function computeSafeRequestUrl(url: string): string {
   const q = url.indexOf('?');
   const safePath = (q === -1 ? url : url.slice(0, q)).split('/').map(redactUrlComponent).join('/');
   if (q === -1) return safePath;

@@ -1,6 +1,7 @@
 import type { AuthInfo, JSONRPCRequest, McpServer } from '@modelcontextprotocol/server';
 import { readsResource, withResourceNotFound2025 } from './resource-not-found';
 import { SharedServerTransport, type JsonRpcAnswer, type RelatedSink } from './shared-server-transport';
+import type { CallerSignal } from './caller-signal';
 
 /**
  * What a 2025-era POST is answered with: a JSON body (one answer, or a batch
@@ -40,11 +41,15 @@ export class LegacyExchange {
     const exchange = new LegacyExchange(server);
     exchange.transport.onerror = onerror;
     await server.connect(exchange.transport);
+    exchange.skipsTypeDispatch = exchange.transport.skipTypeDispatch(server.server);
     return exchange;
   }
 
+  /** Whether requests skip the protocol layer's zod type dispatch (SharedServerTransport.skipTypeDispatch). */
+  skipsTypeDispatch = false;
+
   /** `related` hears what a handler says about a single request before answering it; a batch's answers come as one JSON array. */
-  async answer(body: unknown, authInfo: AuthInfo, signal: AbortSignal, related?: RelatedSink): Promise<LegacyAnswer> {
+  async answer(body: unknown, authInfo: AuthInfo, signal: CallerSignal, related?: RelatedSink): Promise<LegacyAnswer> {
     const messages: readonly unknown[] = Array.isArray(body) ? body : [body];
     const sink = Array.isArray(body) ? undefined : related;
     const answers: Promise<JsonRpcAnswer | undefined>[] = [];

@@ -9,6 +9,7 @@ import type { RateLimiter } from '../library';
 import type { Logger } from '../shared/logger';
 import type { AuthenticatedToken } from '../tokens/token-record';
 import { buildMcpServer } from './build-mcp-server';
+import { CallerGone } from './caller-signal';
 import { authInfoFor } from './call-context';
 import { LegacyExchange } from './legacy-exchange';
 import { isPlainModernRequest, MODERN_REVISION, ModernExchange } from './modern-exchange';
@@ -91,27 +92,27 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     };
     const authInfo = authInfoFor(context);
     const body = progressIfStreamed(req.body, req.headers.accept);
-    const abort = new AbortController();
+    const gone = new CallerGone();
     const relayCut = (why: string): void => options.logger.warn('relayed stream cut: its caller does not read it', { event: 'mcp.relay_cut', why, tokenId: token.id });
     res.on('close', () => {
-      if (!res.writableFinished) abort.abort();
+      if (!res.writableFinished) gone.abort();
     });
 
     try {
       if (era === 'modern') {
         if (isPlainModernRequest(req.headers, body)) {
-          const answer = await (await shared).answer(body, authInfo, abort.signal);
+          const answer = await (await shared).answer(body, authInfo, gone);
           if (answer.status === 'abandoned') return;
           if (answer.status === 200) {
             sendJson(res, answer.body);
             return;
           }
         }
-        await sendWebResponse(res, await modern.fetch(webRequestOf(req, abort.signal), { authInfo, parsedBody: body }), relayCut);
+        await sendWebResponse(res, await modern.fetch(webRequestOf(req, gone.asAbortSignal()), { authInfo, parsedBody: body }), relayCut);
         return;
       }
       const stream = RelatedStream.for(res, body, DEFAULT_RELAY_BOUNDS, relayCut);
-      const answer = await (await legacy).answer(body, authInfo, abort.signal, stream?.sink);
+      const answer = await (await legacy).answer(body, authInfo, gone, stream?.sink);
       if (answer.status === 'abandoned') return;
       if (answer.status === 202) {
         res.status(202).end();

@@ -8,7 +8,9 @@ import {
 } from '@modelcontextprotocol/server';
 import type { IncomingHttpHeaders } from 'node:http';
 import { callerLeft, PendingExchanges } from './pending-exchanges';
+import { protocolRequestEntry, type RequestEntry } from './protocol-request-entry';
 import type { JsonRpcAnswer } from './shared-server-transport';
+import type { CallerSignal } from './caller-signal';
 
 /** The one 2026-era revision the SDK (2.4) serves. */
 export const MODERN_REVISION = '2026-07-28';
@@ -69,6 +71,14 @@ class SharedModernTransport extends PerRequestHTTPServerTransport {
   /** Settled with a request's answer, or with undefined when the answer was a ladder rung's. */
   private readonly pending = new PendingExchanges<JsonRpcAnswer | undefined>();
   private dispatching = false;
+  /** The protocol layer's request entry past its type dispatch (./protocol-request-entry), once connected. */
+  private deliverRequest?: RequestEntry;
+
+  /** Requests go straight to `protocol`'s request entry; false when this SDK has none (they keep going through onmessage). */
+  skipTypeDispatch(protocol: unknown): boolean {
+    this.deliverRequest = protocolRequestEntry(protocol);
+    return this.deliverRequest !== undefined;
+  }
 
   constructor() {
     super({ classification: { era: 'modern', revision: MODERN_REVISION }, responseMode: 'json' });
@@ -90,16 +100,17 @@ class SharedModernTransport extends PerRequestHTTPServerTransport {
   }
 
   /** The answer, or undefined when the SDK's ladder refused the request (serve it through the entry) or the caller left. */
-  async request(message: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal): Promise<JsonRpcAnswer | undefined> {
+  async request(message: JSONRPCRequest, authInfo: AuthInfo, signal: CallerSignal): Promise<JsonRpcAnswer | undefined> {
     const onmessage = this.onmessage;
     if (onmessage === undefined) throw new Error('SharedModernTransport: no server connected');
+    const deliver = this.deliverRequest ?? onmessage;
     const answer = await this.pending.start(
       signal,
       (id) => {
         // The protocol layer answers its gates synchronously, inside this call; handlers always run later.
         this.dispatching = true;
         try {
-          onmessage({ ...message, id }, { authInfo });
+          deliver({ ...message, id }, { authInfo });
         } finally {
           this.dispatching = false;
         }
@@ -127,10 +138,14 @@ export class ModernExchange {
     const exchange = new ModernExchange(server);
     exchange.transport.onerror = onerror;
     await server.connect(exchange.transport);
+    exchange.skipsTypeDispatch = exchange.transport.skipTypeDispatch(server.server);
     return exchange;
   }
 
-  async answer(request: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal): Promise<ModernAnswer> {
+  /** Whether requests skip the protocol layer's zod type dispatch (./protocol-request-entry). */
+  skipsTypeDispatch = false;
+
+  async answer(request: JSONRPCRequest, authInfo: AuthInfo, signal: CallerSignal): Promise<ModernAnswer> {
     const answer = await this.transport.request(request, authInfo, signal);
     if (signal.aborted) return { status: 'abandoned' };
     return answer === undefined ? { status: 'fallback' } : { status: 200, body: answer };

@@ -1,3 +1,5 @@
+import type { CallerSignal } from './caller-signal';
+
 /**
  * The requests a shared transport has handed to its one server and not seen
  * answered: each under an id of the transport's own, each with its caller's
@@ -15,7 +17,7 @@ export class PendingExchanges<A> {
   }
 
   /** Hands one request to `deliver` under a new id; resolves with its answer, or undefined once `signal` aborts. */
-  start(signal: AbortSignal, deliver: (id: number) => void, cancel: (id: number) => void): Promise<A | undefined> {
+  start(signal: CallerSignal, deliver: (id: number) => void, cancel: (id: number) => void): Promise<A | undefined> {
     const id = ++this.nextId;
     return new Promise((resolve) => {
       if (signal.aborted) {

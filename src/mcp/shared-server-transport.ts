@@ -9,6 +9,8 @@ import type {
   TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import { callerLeft, PendingExchanges } from './pending-exchanges';
+import { protocolRequestEntry, type RequestEntry } from './protocol-request-entry';
+import type { CallerSignal } from './caller-signal';
 
 export type JsonRpcAnswer = JSONRPCResultResponse | JSONRPCErrorResponse;
 
@@ -36,6 +38,14 @@ export class SharedServerTransport implements Transport {
 
   private readonly pending = new PendingExchanges<JsonRpcAnswer>();
   private readonly related = new Map<number, RelatedSink>();
+  /** The protocol layer's request entry past its type dispatch (./protocol-request-entry), once connected. */
+  private deliverRequest?: RequestEntry;
+
+  /** Requests go straight to `protocol`'s request entry; false when this SDK has none (they keep going through onmessage). */
+  skipTypeDispatch(protocol: unknown): boolean {
+    this.deliverRequest = protocolRequestEntry(protocol);
+    return this.deliverRequest !== undefined;
+  }
 
   async start(): Promise<void> {}
 
@@ -60,14 +70,15 @@ export class SharedServerTransport implements Transport {
    * nothing waits for an answer no one reads. `related` hears the
    * notifications the handler sends about this request before its answer.
    */
-  async request(message: JSONRPCRequest, authInfo: AuthInfo, signal: AbortSignal, related?: RelatedSink): Promise<JsonRpcAnswer | undefined> {
+  async request(message: JSONRPCRequest, authInfo: AuthInfo, signal: CallerSignal, related?: RelatedSink): Promise<JsonRpcAnswer | undefined> {
     const onmessage = this.onmessage;
     if (onmessage === undefined) throw new Error('SharedServerTransport: no server connected');
+    const deliver = this.deliverRequest ?? onmessage;
     const answer = await this.pending.start(
       signal,
       (id) => {
         if (related !== undefined) this.related.set(id, related);
-        onmessage({ ...message, id }, { authInfo });
+        deliver({ ...message, id }, { authInfo });
       },
       (id) => {
         this.related.delete(id);

@@ -13,6 +13,7 @@ import { startWaitBudget, tokenOf } from '../http/request-locals';
 import { writeMcpRefusal } from '../mcp/mcp-refusal';
 import type { ToolDefinition } from '../mcp/tool-registry';
 import { createHostValidation } from '../http/host-validation';
+import { handlerChain } from '../http/handler-chain';
 import { createBudgetReader } from '../http/caller-budgets';
 import { createChargeMiddleware } from '../http/charge-middleware';
 import { createDeclaredLengthCheck, createJsonRpcBody } from '../http/json-rpc-body';
@@ -158,20 +159,22 @@ export function createApp(deps: AppDependencies): express.Express {
 
   app.post(
     MCP_PATH,
-    (_req: Request, res: Response, next: NextFunction) => {
-      // One wait for the shared stores per request, whichever limits it meets (ADR 0047).
-      startWaitBudget(res, config.rateLimit.timeoutMs);
-      next();
-    },
-    createHostValidation({ allowedHosts: config.http.allowedHosts, allowAnyHost: config.http.allowAnyHost }),
-    createDeclaredLengthCheck({ maxBodyBytes: config.http.maxBodyBytes }),
-    createUnreadBodyGuard(UNREAD_BODY_LINGER),
-    deps.authMiddleware,
-    ...(deps.refusedRequestLimiter === undefined ? [] : [createRefusedRequestBudget({ limiter: deps.refusedRequestLimiter, clock })]),
-    createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes, ...bodyTimeouts, maxDepth: MAX_JSON_DEPTH, maxBatchMessages }),
-    createMcpProtocolCheck(),
-    charge,
-    createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools, gateway: deps.gateway, budgetsOf: createBudgetReader({ limiter, resolver, overrides, clock, addressOf: (res) => addressOf(res.req) }) }),
+    handlerChain([
+      (_req: Request, res: Response, next: NextFunction) => {
+        // One wait for the shared stores per request, whichever limits it meets (ADR 0047).
+        startWaitBudget(res, config.rateLimit.timeoutMs);
+        next();
+      },
+      createHostValidation({ allowedHosts: config.http.allowedHosts, allowAnyHost: config.http.allowAnyHost }),
+      createDeclaredLengthCheck({ maxBodyBytes: config.http.maxBodyBytes }),
+      createUnreadBodyGuard(UNREAD_BODY_LINGER),
+      deps.authMiddleware,
+      ...(deps.refusedRequestLimiter === undefined ? [] : [createRefusedRequestBudget({ limiter: deps.refusedRequestLimiter, clock })]),
+      createJsonRpcBody({ maxBodyBytes: config.http.maxBodyBytes, ...bodyTimeouts, maxDepth: MAX_JSON_DEPTH, maxBatchMessages }),
+      createMcpProtocolCheck(),
+      charge,
+      createMcpHandler({ config, limiter, logger, clock, policyFor, tools: deps.tools, gateway: deps.gateway, budgetsOf: createBudgetReader({ limiter, resolver, overrides, clock, addressOf: (res) => addressOf(res.req) }) }),
+    ]),
   );
   // Stateless server: no SSE stream to GET, no session to DELETE.
   app.all(MCP_PATH, (req, res) => {

@@ -90,3 +90,7 @@ test('a request the protocol layer refuses at its gates (an envelope it rejects)
   const body = { ...modern('tools/list'), params: { _meta: { [PROTOCOL_VERSION_META_KEY]: MODERN_REVISION } } };
   expect(await exchange.answer(body, authInfo, new AbortController().signal)).toEqual({ status: 'fallback' });
 });
+
+test('requests reach the protocol layer past its zod type dispatch (an SDK without the entry would still answer, through onmessage)', () => {
+  expect(exchange.skipsTypeDispatch).toBe(true);
+});

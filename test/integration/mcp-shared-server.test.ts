@@ -84,3 +84,17 @@ test('a caller that goes away is not waited for, and the next caller is answered
     await exchange.close();
   }
 });
+
+test('requests reach the SDK protocol layer past its zod type dispatch, and are answered with the caller they came with', async () => {
+  const { server, release } = slowServer();
+  const exchange = await LegacyExchange.connect(server, () => undefined);
+  try {
+    // An SDK upgrade that renames the request entry keeps working through onmessage; this says the fast path is gone.
+    expect(exchange.skipsTypeDispatch).toBe(true);
+    release();
+    const answer = await exchange.answer(call('x'), authA, new AbortController().signal);
+    expect(answer).toEqual({ status: 200, body: { jsonrpc: '2.0', id: 'x', result: expect.objectContaining({ structuredContent: { caller: 'tok_a' } }) } });
+  } finally {
+    await exchange.close();
+  }
+});
