@@ -59,6 +59,12 @@ export default {
     'src/shared/strict-json.ts',
     'src/mcp/retry-words.ts',
     'src/gateway/reservation-id.ts',
+    'src/library/limiter/sharded-guard.ts',
+    'src/library/backends/rtdb/rtdb-sweep-lease.ts',
+    'src/library/backends/redis/cluster-slot.ts',
+    'src/library/support/load-peer.ts',
+    'src/library/express/mcp-refusal-writer.ts',
+    'src/library/schedule/upstream-view.ts',
   ],
   // The machine is shared; raise with `--concurrency 2` when it is not.
   concurrency: 1,
