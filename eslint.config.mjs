@@ -26,8 +26,8 @@ const LAYERS = {
 };
 /** Adapters beside http/ read what the pipeline leaves (request-locals, refusal bodies), never a middleware itself. */
 const NO_MIDDLEWARE = ['mcp', 'logging', 'developers', 'metrics'];
-/** The library's entries, as `exports` in package.json names them: `firelimit`, `firelimit/express`, `firelimit/quota`. */
-const LIBRARY_ENTRY = { regex: '^(\\.\\./)+library/(?!(express|quota)$).*$', message: 'import the library only through its entries: ../library, ../library/express, ../library/quota (src/library/index.ts says why)' };
+/** The library's entries, as `exports` in package.json names them: `firelimit`, `firelimit/express`, `firelimit/quota`, `firelimit/mcp`. */
+const LIBRARY_ENTRY = { regex: '^(\\.\\./)+library/(?!(express|quota|mcp)$).*$', message: 'import the library only through its entries: ../library, ../library/express, ../library/quota, ../library/mcp (src/library/index.ts says why)' };
 /** What only the service installs: the library (and so the package a user installs) must never load it. */
 const SERVICE_ONLY = ['@google-cloud/logging', '@modelcontextprotocol/*', 'prom-client', 'zod', 'jose', 'undici', 'firebase-admin/app'];
 

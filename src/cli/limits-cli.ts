@@ -6,7 +6,7 @@ import { overrideIdOf, type OverrideTarget } from '../policies/limit-override';
 import { servedToolNames } from '../service/served-tools';
 import { createOverrideStore } from '../tokens/create-override-store';
 import { createTokenStore } from '../tokens/create-token-store';
-import { TOOL_NAME } from '../policies/tool-costs';
+import { TOOL_NAME } from '../library/mcp';
 import { CorruptOverrideError, parseOverrideRecord, policiesOf, type LimitOverrideRecord, type LimitOverrideStore, type SkippedOverride } from '../tokens/limit-override-record';
 import type { TokenStore } from '../tokens/token-record';
 import { SUBJECT_ID_PATTERN, subjectCallerId } from '../tokens/subject-id';

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ALGORITHM_NAMES, type AlgorithmName, BACKEND_NAMES } from '../library';
 import { FREE_PER_MINUTE_DEFAULT } from '../policies/free-calls';
-import { parseToolCosts } from '../policies/tool-costs';
+import { parseToolCosts } from '../library/mcp';
 import { hasAtMostFourDecimals, parseUpstreamRate, UPSTREAM_RATE_EXPECTED } from './upstream-rate';
 
 /**

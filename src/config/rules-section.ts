@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type AlgorithmName, assertValidPolicySet, MAX_POLICIES_PER_SET } from '../library';
 import type { PolicyRule } from '../policies/policy-rule';
-import { MAX_CALL_COST, TOOL_NAME } from '../policies/tool-costs';
+import { MAX_CALL_COST, TOOL_NAME } from '../library/mcp';
 import type { ConfigProblem } from './config-error';
 import { limitSchema, NAME, policiesOf } from './limit-schema';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TOOL_NAME } from '../policies/tool-costs';
+import { TOOL_NAME } from '../library/mcp';
 import type { ConfigProblem } from './config-error';
 
 /**

@@ -1,26 +1,6 @@
-import type { CallTarget } from './call-target';
-import { RESPONSE_METHOD } from './call-target';
+import { type CallTarget, CHATTER_METHODS, isChatter } from '../library/mcp';
 
-/**
- * Protocol chatter: what an MCP client sends to connect and look around
- * (a handshake is initialize, notifications/initialized and tools/list), not
- * work. It costs 0 of the token's limit by default, so a client that
- * reconnects per task does not spend its budget on handshakes; the free
- * limit (FREE_PER_MINUTE_DEFAULT) still holds it.
- */
-export const CHATTER_METHODS: readonly string[] = [
-  'initialize',
-  // The 2026-07-28 handshake, priced as the 2025 one: a client pinned to that revision must not lose it to a spent budget.
-  'server/discover',
-  // Sent by clients at connect time (the SDK 2.x does when the server offers logging).
-  'logging/setLevel',
-  'ping',
-  'tools/list',
-  'resources/list',
-  'resources/templates/list',
-  'prompts/list',
-  'notifications/*',
-];
+export { CHATTER_METHODS, isChatter };
 
 /** Tools that cost 0 unless configured otherwise: reading your own budget must not spend it. */
 export const FREE_TOOLS: readonly string[] = ['rate_limit_status'];
@@ -32,9 +12,6 @@ export const FREE_TOOLS: readonly string[] = ['rate_limit_status'];
  */
 export const FREE_PER_MINUTE_DEFAULT = 600;
 
-export function isChatter(target: CallTarget): boolean {
-  return target.method === RESPONSE_METHOD || target.method.startsWith('notifications/') || CHATTER_METHODS.includes(target.method);
-}
 
 /**
  * The built-in cost of a call nothing configured prices: 0 for chatter, the

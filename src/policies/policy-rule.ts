@@ -1,5 +1,5 @@
 import type { PolicySet } from '../library';
-import type { CallTarget } from './call-target';
+import type { CallTarget } from '../library/mcp';
 
 /** Which calls a rule applies to: every field given must match; none given matches every call. */
 export interface RuleMatch {

@@ -1,5 +1,5 @@
 import type { PolicySet } from '../library';
-import type { CallTarget } from './call-target';
+import type { CallTarget } from '../library/mcp';
 import { defaultCostOf } from './free-calls';
 import { overrideFor, type LimitOverride, type OverrideIndex } from './limit-override';
 import { ruleMatches, type Caller, type PolicyRule } from './policy-rule';

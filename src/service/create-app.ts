@@ -27,7 +27,7 @@ import { addressLimitKeyPart, clientAddress } from '../http/client-address';
 import { createOAuthNotOffered, OAUTH_METADATA_PATHS, REGISTRATION_PATH } from '../http/oauth-not-offered';
 import { signInOf } from '../http/sign-in-challenge';
 import { createProtectedResourceMetadataHandler, PROTECTED_RESOURCE_WELL_KNOWN, servesProtectedResourceMetadata } from '../http/protected-resource-metadata';
-import { callTargetsOf } from '../policies/call-target';
+import { callTargetsOf } from '../library/mcp';
 import type { ChargeEvents } from '../policies/charge-events';
 import { NO_OVERRIDES, type OverrideIndex } from '../policies/limit-override';
 import { resolveCharges, type ResolverConfig } from '../policies/resolve-charges';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ALGORITHM_NAMES, type AlgorithmName, assertValidPolicySet, type RateLimitPolicy } from '../library';
 import { overrideIdOf, type LimitOverride, type OverrideTarget } from '../policies/limit-override';
-import { TOOL_NAME } from '../policies/tool-costs';
+import { TOOL_NAME } from '../library/mcp';
 import { MAX_LIMIT, MAX_WINDOW_MS } from '../config/limit-schema';
 
 /** The latest instant a JavaScript Date holds (8.64e15 ms, in the year 275760): past it, toISOString throws "Invalid time value". */

@@ -36,6 +36,8 @@ describe('npm run lint enforces the layering of src/ and the library entries (do
     ['the service importing the library entry', 'src/service/probe.ts', "import { createRateLimiter } from '../library';", true],
     ['the service importing the express entry', 'src/service/probe.ts', "import { createRateLimitMiddleware } from '../library/express';", true],
     ['the gateway importing the quota entry', 'src/gateway/probe.ts', "import { CachedUpstreamQuota } from '../library/quota';", true],
+    ['policies importing the mcp entry', 'src/policies/probe.ts', "import { isChatter } from '../library/mcp';", true],
+    ['policies importing a file of the mcp entry directly', 'src/policies/probe.ts', "import { isChatter } from '../library/mcp/chatter';", false],
     ['the service importing deep into the library', 'src/service/probe.ts', "import { OutageGuard } from '../library/limiter/outage-guard';", false],
     ['http importing a file of the express entry directly', 'src/http/probe.ts', "import { writeJsonRefusal } from '../library/express/refusal-body';", false],
     ['a nested service file importing deep into the library', 'src/mcp/tools/probe.ts', "import type { Decision } from '../../library/window/decision';", false],

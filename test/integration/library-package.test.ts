@@ -51,7 +51,10 @@ describe('the packed package', () => {
     const files = stdout.split('\n').filter(Boolean);
     expect(files).toEqual(expect.arrayContaining(['package/package.json', 'package/LICENSE', 'package/README.md', 'package/dist/library/index.js', 'package/dist/library/index.d.ts', 'package/dist/library/express/index.js']));
     expect(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
-    expect(files.filter((file) => /\/(test|service|http|mcp|gateway|logging|metrics)\//.test(file))).toEqual([]);
+    // Only the library and the shared files it imports: nothing of the service's folders, no tests.
+    expect(files.filter((file) => file.startsWith('package/dist/') && !/^package\/dist\/(library|shared)\//.test(file))).toEqual([]);
+    expect(files.filter((file) => /(^|\/)test\//.test(file))).toEqual([]);
+    expect(files.filter((file) => file.startsWith('package/dist/shared/')).sort()).toEqual(['package/dist/shared/describe-error.d.ts', 'package/dist/shared/describe-error.js', 'package/dist/shared/logger.d.ts', 'package/dist/shared/logger.js']);
   });
 
   test('installs with express and redis alone: no service-only dependency comes with it', () => {
@@ -65,10 +68,11 @@ describe('the packed package', () => {
       const firelimit = require('firelimit');
       const express = require('firelimit/express');
       const quota = require('firelimit/quota');
+      const mcp = require('firelimit/mcp');
       const loaded = Object.keys(require.cache).filter((file) => /node_modules[\\\\/](redis|@redis|firebase-admin|express)[\\\\/]/.test(file));
-      console.log(JSON.stringify({ loaded, names: [typeof firelimit.createRateLimiter, typeof firelimit.createMemoryStore, typeof firelimit.createRedisStore, typeof firelimit.createRtdbStore, typeof express.createRateLimitMiddleware, typeof express.createMcpRefusalWriter, typeof quota.createUpstreamQuota] }));`;
+      console.log(JSON.stringify({ loaded, names: [typeof firelimit.createRateLimiter, typeof firelimit.createMemoryStore, typeof firelimit.createRedisStore, typeof firelimit.createRtdbStore, typeof express.createRateLimitMiddleware, typeof express.createMcpRefusalWriter, typeof quota.createUpstreamQuota, typeof mcp.createJsonRpcPricing] }));`;
     const { stdout } = await run(process.execPath, ['-e', probe], { cwd: plain });
-    expect(JSON.parse(stdout)).toEqual({ loaded: [], names: Array(7).fill('function') });
+    expect(JSON.parse(stdout)).toEqual({ loaded: [], names: Array(8).fill('function') });
   });
 
   test('an RTDB store given something that is not a Database says what it needs', async () => {

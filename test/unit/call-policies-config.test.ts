@@ -2,7 +2,7 @@ import { loadConfig } from '../../src/config/config';
 import { ConfigError } from '../../src/config/config-error';
 import { toolsNamedButNotServed, unknownToolProblems } from '../../src/config/known-tools';
 import { FREE_PER_MINUTE_DEFAULT } from '../../src/policies/free-calls';
-import { parseToolCosts } from '../../src/policies/tool-costs';
+import { parseToolCosts } from '../../src/library/mcp/tool-costs';
 
 function problems(env: NodeJS.ProcessEnv, file?: unknown): string[] {
   try {

@@ -1,4 +1,4 @@
-import { callTargetsOf, RESPONSE_METHOD } from '../../src/policies/call-target';
+import { callTargetsOf, RESPONSE_METHOD } from '../../src/library/mcp/call-target';
 
 describe('callTargetsOf: what each message of a body asks for', () => {
   test.each<[string, unknown, unknown[]]>([

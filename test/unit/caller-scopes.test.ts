@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
-import type { CallTarget } from '../../src/policies/call-target';
+import type { CallTarget } from '../../src/library/mcp/call-target';
 import { callerScopes } from '../../src/policies/caller-scopes';
 import { overrideIdOf, NO_OVERRIDES, type LimitOverride, type OverrideIndex, type OverrideTarget } from '../../src/policies/limit-override';
 import type { PolicyRule } from '../../src/policies/policy-rule';

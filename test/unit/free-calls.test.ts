@@ -1,4 +1,4 @@
-import type { CallTarget } from '../../src/policies/call-target';
+import type { CallTarget } from '../../src/library/mcp/call-target';
 import { defaultCostOf, isChatter } from '../../src/policies/free-calls';
 
 describe('defaultCostOf: chatter and the free tools cost 0, other calls 1', () => {

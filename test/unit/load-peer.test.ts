@@ -27,3 +27,23 @@ describe('loadPeer (a store whose backend package is an optional peer)', () => {
     await expect(loadPeer(() => Promise.resolve(module), 'redis', 'createRedisStore')).resolves.toBe(module);
   });
 });
+
+describe('loadPeer: what counts as the peer missing', () => {
+  const notFound = (code: string, message: string) => Object.assign(new Error(message), { code });
+  test.each([
+    ['CommonJS MODULE_NOT_FOUND naming the peer', notFound('MODULE_NOT_FOUND', "Cannot find module 'redis'"), true],
+    ['ESM ERR_MODULE_NOT_FOUND naming the peer', notFound('ERR_MODULE_NOT_FOUND', "Cannot find package 'redis' imported from x"), true],
+    ['not found, but another module', notFound('MODULE_NOT_FOUND', "Cannot find module '@redis/client'"), false],
+    ['the peer named, but another failure', notFound('ERR_REQUIRE_ESM', "require() of ES Module 'redis'"), false],
+    ['no code at all', new Error("Cannot find module 'redis'"), false],
+  ])('%s', async (_name, error, named) => {
+    const loading = loadPeer(() => Promise.reject(error), 'redis', 'createRedisStore');
+    if (named) await expect(loading).rejects.toThrow('createRedisStore needs the "redis" package, an optional peer dependency of firelimit: npm install redis');
+    else await expect(loading).rejects.toBe(error);
+  });
+
+  test('the remedy keeps the original error as its cause', async () => {
+    const error = notFound('MODULE_NOT_FOUND', "Cannot find module 'redis'");
+    await expect(loadPeer(() => Promise.reject(error), 'redis', 'createRedisStore')).rejects.toMatchObject({ cause: error });
+  });
+});

@@ -1,4 +1,4 @@
-import type { CallTarget } from '../../src/policies/call-target';
+import type { CallTarget } from '../../src/library/mcp/call-target';
 import { ruleMatches, type Caller, type RuleMatch } from '../../src/policies/policy-rule';
 
 const caller: Caller = { tokenId: 'tok_a', tier: 'pro' };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
-import { callTargetsOf, type CallTarget } from '../../src/policies/call-target';
+import { callTargetsOf, type CallTarget } from '../../src/library/mcp/call-target';
 import { FREE_PER_MINUTE_DEFAULT } from '../../src/policies/free-calls';
 import { NO_OVERRIDES, overrideIdOf, type LimitOverride, type OverrideIndex, type OverrideTarget } from '../../src/policies/limit-override';
 import type { PolicyRule } from '../../src/policies/policy-rule';

@@ -64,3 +64,44 @@ describe('outageGuardFor: the guard a store gets', () => {
     expect(made).toBeInstanceOf(kind);
   });
 });
+
+describe('ShardedGuard: the store-wide guard', () => {
+  test('a call that names no shard uses the store-wide guard, apart from every shard', async () => {
+    const { guard: sharded } = guard();
+    expect(await sharded.run(down)).toMatchObject({ ok: false, cause: 'error' });
+    expect(sharded.guardOf(undefined).state.open).toBe(true);
+    // The shards are untouched by the store-wide outage.
+    expect(await sharded.run(up, undefined, 'db-a')).toEqual({ ok: true, value: 'ok' });
+    expect(sharded.guardOf('db-a').state.open).toBe(false);
+  });
+
+  test('a store-wide outage (a cluster before its topology was known) ends when a shard answers', async () => {
+    const { guard: sharded, logger } = guard();
+    await sharded.run(down);
+    expect(sharded.guardOf(undefined).state.open).toBe(true);
+    await sharded.run(up, undefined, 'slots 0-5460');
+    expect(sharded.guardOf(undefined).state.open).toBe(false);
+    expect(logger.entries.map((entry) => entry.fields.event)).toEqual(['ratelimit.outage_started', 'ratelimit.outage_ended']);
+  });
+
+  test('a shard that fails does not end the store-wide outage, and the failure is passed on as it is', async () => {
+    const { guard: sharded } = guard();
+    await sharded.run(down);
+    expect(await sharded.run(down, undefined, 'slots 0-5460')).toMatchObject({ ok: false, cause: 'error' });
+    expect(sharded.guardOf(undefined).state.open).toBe(true);
+  });
+
+  test('a shard answering while nothing store-wide is open is passed on as it is', async () => {
+    const { guard: sharded } = guard();
+    expect(await sharded.run(up, undefined, 'a')).toEqual({ ok: true, value: 'ok' });
+    expect(sharded.openShards).toEqual([]);
+  });
+
+  test('the same shard keeps one guard; openShards lists only the open ones', async () => {
+    const { guard: sharded } = guard();
+    expect(sharded.guardOf('a')).toBe(sharded.guardOf('a'));
+    await sharded.run(down, undefined, 'b');
+    await sharded.run(up, undefined, 'c');
+    expect(sharded.openShards).toEqual(['b']);
+  });
+});

@@ -1,4 +1,4 @@
-import { MAX_CALL_COST, parseToolCosts, TOOL_NAME } from '../../src/policies/tool-costs';
+import { MAX_CALL_COST, parseToolCosts, TOOL_NAME } from '../../src/library/mcp/tool-costs';
 
 describe('parseToolCosts: the edges of tool=cost', () => {
   test.each<[string, [string, number][]]>([
