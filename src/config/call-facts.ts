@@ -1,5 +1,6 @@
 import { describePolicy, type PolicyDescription } from '../library';
-import { CHATTER_METHODS, FREE_TOOLS } from '../policies/free-calls';
+import { CHATTER_METHODS } from '../library/mcp';
+import { FREE_TOOLS } from '../policies/free-calls';
 import type { PolicyRule } from '../policies/policy-rule';
 import type { Config } from './config';
 

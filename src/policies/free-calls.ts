@@ -1,6 +1,4 @@
-import { type CallTarget, CHATTER_METHODS, isChatter } from '../library/mcp';
-
-export { CHATTER_METHODS, isChatter };
+import { type CallTarget, isChatter } from '../library/mcp';
 
 /** Tools that cost 0 unless configured otherwise: reading your own budget must not spend it. */
 export const FREE_TOOLS: readonly string[] = ['rate_limit_status'];

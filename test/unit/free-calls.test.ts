@@ -1,5 +1,6 @@
 import type { CallTarget } from '../../src/library/mcp/call-target';
-import { defaultCostOf, isChatter } from '../../src/policies/free-calls';
+import { defaultCostOf } from '../../src/policies/free-calls';
+import { isChatter } from '../../src/library/mcp/chatter';
 
 describe('defaultCostOf: chatter and the free tools cost 0, other calls 1', () => {
   test.each<[string, CallTarget, number]>([
