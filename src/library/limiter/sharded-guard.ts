@@ -19,7 +19,7 @@ export class ShardedGuard implements BackendGuard {
   }
 
   run<T>(call: () => Promise<T>, budget?: WaitBudget, shard?: string): Promise<GuardedResult<T>> {
-    if (shard === undefined || !this.whole.state.open) return this.guardOf(shard).run(call, budget);
+    if (shard === undefined || !this.whole.isOpen) return this.guardOf(shard).run(call, budget);
     return this.guardOf(shard).run(call, budget).then((result) => {
       // A shard answered: whatever opened the store-wide outage (a cluster whose topology was not known yet) is over.
       if (result.ok) this.whole.recover();
@@ -40,7 +40,7 @@ export class ShardedGuard implements BackendGuard {
 
   /** Shards in an outage now. */
   get openShards(): readonly string[] {
-    return [...this.guards].filter(([, guard]) => guard.state.open).map(([shard]) => shard);
+    return [...this.guards].filter(([, guard]) => guard.isOpen).map(([shard]) => shard);
   }
 }
 
