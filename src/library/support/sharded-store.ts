@@ -23,6 +23,9 @@ export class ShardedLimitStore implements LimitStore {
   readonly shared: boolean;
   private readonly shards: readonly StoreShard[];
   private readonly ids: readonly string[];
+  // The limiter asks shardOf(key) and then calls consume/adjust with the same key: one hash of n databases per call, not two.
+  private lastKey: string | undefined;
+  private lastIndex = 0;
 
   constructor(shards: readonly StoreShard[]) {
     const first = shards[0];
@@ -38,12 +41,16 @@ export class ShardedLimitStore implements LimitStore {
 
   /** Which shard (its index in the list given) holds `key`. */
   shardIndexOf(key: string): number {
-    return rendezvousIndex(key, this.ids);
+    if (key !== this.lastKey) {
+      this.lastIndex = rendezvousIndex(key, this.ids);
+      this.lastKey = key;
+    }
+    return this.lastIndex;
   }
 
   /** The id of the shard that holds `key`: the limiter keeps one outage per shard (ShardedGuard). */
   shardOf(key: string): string {
-    return this.ids[rendezvousIndex(key, this.ids)] as string;
+    return this.ids[this.shardIndexOf(key)] as string;
   }
 
   consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
@@ -69,6 +76,6 @@ export class ShardedLimitStore implements LimitStore {
   }
 
   private storeOf(key: string): LimitStore {
-    return (this.shards[rendezvousIndex(key, this.ids)] as StoreShard).store;
+    return (this.shards[this.shardIndexOf(key)] as StoreShard).store;
   }
 }
