@@ -114,7 +114,7 @@ describe('a fleet of leasing instances', () => {
             }
             if (s.kind === 'return') {
               const units = unitsToReturn(lease, nowMs);
-              if (units > 0 && state !== null && state.windowNumber === Math.floor(nowMs / WINDOW_MS)) state = { ...state, count: Math.max(0, state.count - units) };
+              if (units > 0 && state !== null && state.windowNumber === Math.floor(nowMs / WINDOW_MS)) state = { windowNumber: state.windowNumber, count: Math.max(0, state.count - units) };
               leases[s.instance] = undefined;
               continue;
             }

@@ -68,7 +68,7 @@ export class HotKeyLeases {
    */
   async consume(ledgerKey: string, nowMs: number, policies: PolicySet, cost: number, take: TakeUnits, giveBack: ReturnUnits): Promise<GuardedResult<StoreDecision> | undefined> {
     if (cost === 0 || !canLease(policies)) return undefined;
-    const entry = this.meter(ledgerKey, nowMs, giveBack);
+    const entry = this.meter(ledgerKey, nowMs);
     if (!entry.contended && !isHot(entry.meter, this.hotRatePerSecond)) {
       this.giveBackLease(entry, nowMs, giveBack);
       return undefined;
@@ -125,7 +125,7 @@ export class HotKeyLeases {
     return result;
   }
 
-  private meter(ledgerKey: string, nowMs: number, giveBack: ReturnUnits): Entry {
+  private meter(ledgerKey: string, nowMs: number): Entry {
     let entry = this.entries.get(ledgerKey);
     if (entry === undefined) {
       if (this.entries.size >= MAX_ENTRIES) this.evict();
