@@ -24,6 +24,7 @@ export { InvalidRedisUrlError, parseRedisSeeds, type RedisMode } from './backend
 // Policies and decisions
 export { ALGORITHM_NAMES, BURST_ALGORITHMS, hasBurst, type AlgorithmName } from './window/algorithm';
 export { algorithmOf, assertValidPolicySet, MAX_POLICIES_PER_SET, MAX_SLIDING_LOG_LIMIT, type PolicySet, type RateLimitPolicy } from './window/policy';
+export type { HotKeyLeaseOptions } from './window/hot-key-lease';
 export type { Decision, DecisionReason, PolicyDecision } from './window/decision';
 export { combineDecisions } from './window/combine-decisions';
 export { describePolicy, type PolicyDescription } from './window/describe-policy';

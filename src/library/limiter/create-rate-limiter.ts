@@ -7,6 +7,7 @@ import type { PolicySet, RateLimitPolicy } from '../window/policy';
 import { requiredPolicySet } from '../window/policy-choice';
 import { WindowRateLimiter, type FailurePolicy, type RateLimiter } from './rate-limiter';
 import { MemoryWindowStore } from '../memory/memory-store';
+import type { HotKeyLeaseOptions } from '../window/hot-key-lease';
 
 export interface RateLimiterOptions {
   /** Where the states live; default a MemoryWindowStore (this process only). The limiter closes it. */
@@ -34,6 +35,13 @@ export interface RateLimiterOptions {
    * are not used). Default: an OutageGuard of this limiter's own.
    */
   readonly guard?: BackendGuard;
+  /**
+   * Leases for hot keys on a shared store (ADR 0066, docs/algorithms.md):
+   * a key this instance decides at `hotRatePerSecond` or more, or that is
+   * contended, is answered from units taken from the shared count in
+   * advance. Fixed windows only. Default: off.
+   */
+  readonly hotKeys?: HotKeyLeaseOptions;
 }
 
 export const DEFAULT_TIMEOUT_MS = 1500;
@@ -66,5 +74,6 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
     clock: options.clock ?? Date.now,
     logger,
     events: options.events,
+    hotKeys: options.hotKeys,
   });
 }

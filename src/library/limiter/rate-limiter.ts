@@ -15,6 +15,8 @@ import { assertValidCost, type PolicySet, type RateLimitPolicy } from '../window
 import { RefusalCache } from './refusal-cache';
 import { MemoryWindowStore } from '../memory/memory-store';
 import type { WaitBudget } from './wait-budget';
+import { HotKeyLeases } from './hot-key-leases';
+import type { HotKeyLeaseOptions } from '../window/hot-key-lease';
 
 export { toDecision } from './limiter-decisions';
 
@@ -63,6 +65,8 @@ export interface LimiterParts {
   readonly maxBlockedKeys?: number;
   /** Told once per decision returned; default none. */
   readonly events?: Pick<LimiterEvents, 'recordDecision'>;
+  /** Leases for hot keys on a shared store (ADR 0066); default none. */
+  readonly hotKeys?: HotKeyLeaseOptions;
 }
 
 const NO_OPTIONS: ConsumeOptions = {};
@@ -99,12 +103,14 @@ export class WindowRateLimiter implements RateLimiter {
   /** Per ledger key, calls given up on that may still land (consumes and write-backs). */
   private readonly landing = new LandingTracker();
   private reconciling: Promise<void> | undefined;
+  private readonly leases: HotKeyLeases | undefined;
 
   constructor(private readonly parts: LimiterParts) {
     this.policies = requiredPolicySet(parts, 'WindowRateLimiter');
     this.backend = parts.store.backend;
     this.failurePolicy = parts.failurePolicy;
     this.refused = new RefusalCache(parts.maxBlockedKeys);
+    this.leases = parts.hotKeys === undefined || !parts.store.shared ? undefined : new HotKeyLeases(parts.hotKeys);
     this.syncStore = parts.store.constructor === MemoryWindowStore ? (parts.store as MemoryWindowStore) : undefined;
   }
 
@@ -145,7 +151,8 @@ export class WindowRateLimiter implements RateLimiter {
     const cached = this.refused.refusal(ledgerKey, nowMs, policies, cost);
     if (cached !== undefined) return this.record(toDecision(cached, policies, true));
 
-    const result = await this.consumeShared(key, ledgerKey, nowMs, policies, cost, budget);
+    const result = (await this.leased(key, ledgerKey, nowMs, policies, cost, budget)) ?? (await this.consumeShared(key, ledgerKey, nowMs, policies, cost, budget));
+    if (!result.ok && result.cause === 'contention') this.leases?.contended(ledgerKey);
     if (result.ok) {
       this.ledger.observe(ledgerKey, result.value.states, policies, nowMs);
       if (this.ledger.hasPending) void this.reconcile();
@@ -170,6 +177,22 @@ export class WindowRateLimiter implements RateLimiter {
       if (late !== undefined) this.landing.track(ledgerKey, late.then((outcome) => this.settleLate(ledgerKey, key, policies, cost, local.allowed, outcome)));
     }
     return this.record(toDecision(local, policies, false, local.allowed ? 'local_fallback' : 'limit'));
+  }
+
+  /** A hot key's answer from its lease (ADR 0066); undefined: ask the store as usual. Never while outage write-backs are owed. */
+  private leased(key: string, ledgerKey: string, nowMs: number, policies: PolicySet, cost: number, budget: WaitBudget | undefined): Promise<GuardedResult<StoreDecision> | undefined> {
+    const { leases } = this;
+    if (leases === undefined || this.ledger.hasPending || this.landing.size > 0) return Promise.resolve(undefined);
+    const { guard, store } = this.parts;
+    const shard = store.shardOf?.(key);
+    return leases.consume(
+      ledgerKey,
+      nowMs,
+      policies,
+      cost,
+      (units) => guard.run(() => store.consume(key, nowMs, policies, units), budget, shard),
+      (units) => void guard.run(() => store.adjust(key, this.parts.clock(), policies, policies.map(() => ({ atLeast: null, deltaUnits: -units }))), undefined, shard),
+    );
   }
 
   /**
