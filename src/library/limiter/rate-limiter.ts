@@ -151,7 +151,9 @@ export class WindowRateLimiter implements RateLimiter {
     const cached = this.refused.refusal(ledgerKey, nowMs, policies, cost);
     if (cached !== undefined) return this.record(toDecision(cached, policies, true));
 
-    const result = (await this.leased(key, ledgerKey, nowMs, policies, cost, budget)) ?? (await this.consumeShared(key, ledgerKey, nowMs, policies, cost, budget));
+    // Checked here, not in leased(): without leases a call must not pay an extra await.
+    const fromLease = this.leases === undefined ? undefined : await this.leased(key, ledgerKey, nowMs, policies, cost, budget);
+    const result = fromLease ?? (await this.consumeShared(key, ledgerKey, nowMs, policies, cost, budget));
     if (!result.ok && result.cause === 'contention') this.leases?.contended(ledgerKey);
     if (result.ok) {
       this.ledger.observe(ledgerKey, result.value.states, policies, nowMs);
