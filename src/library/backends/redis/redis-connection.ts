@@ -197,7 +197,28 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
       }
       return loading;
     },
-    whenReady: (timeoutMs) => waitFor(() => cluster.isReady, (listener) => readyListeners.add(listener), (listener) => readyListeners.delete(listener), timeoutMs),
+    // Ready means every slot has a master: a client that met the cluster while its slots were still being
+    // assigned holds a partial table (a command for a missing slot throws inside node-redis), so it asks again.
+    whenReady: (timeoutMs) => {
+      const covered = (): boolean => cluster.isReady && slotsCovered(cluster.slots as readonly unknown[]);
+      const retry = setInterval(() => {
+        if (cluster.isReady && !covered()) void cluster._slots.rediscover(undefined).then(() => { for (const listener of [...readyListeners]) listener(); }, options.onError);
+      }, PARTIAL_TABLE_RETRY_MS);
+      retry.unref();
+      const wrapped = new Map<() => void, () => void>();
+      const subscribe = (listener: () => void): void => {
+        const onlyCovered = (): void => {
+          if (covered()) listener();
+        };
+        wrapped.set(listener, onlyCovered);
+        readyListeners.add(onlyCovered);
+      };
+      const unsubscribe = (listener: () => void): void => {
+        const onlyCovered = wrapped.get(listener);
+        if (onlyCovered !== undefined) readyListeners.delete(onlyCovered);
+      };
+      return waitFor(covered, subscribe, unsubscribe, timeoutMs).finally(() => clearInterval(retry));
+    },
     shardOfSlot(slot) {
       const shards = cluster.slots as readonly object[];
       const shard = shards[slot];
@@ -225,6 +246,15 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
       cluster.destroy();
     },
   };
+}
+
+const CLUSTER_SLOT_COUNT = 16_384;
+const PARTIAL_TABLE_RETRY_MS = 250;
+
+function slotsCovered(slots: readonly unknown[]): boolean {
+  if (slots.length < CLUSTER_SLOT_COUNT) return false;
+  for (let slot = 0; slot < CLUSTER_SLOT_COUNT; slot++) if (slots[slot] === undefined) return false;
+  return true;
 }
 
 function waitFor(isReady: () => boolean, subscribe: (listener: () => void) => void, unsubscribe: (listener: () => void) => void, timeoutMs: number): Promise<boolean> {
