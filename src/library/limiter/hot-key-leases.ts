@@ -15,6 +15,7 @@ import {
   unitsToReturn,
   type HotKeyLeaseOptions,
   type Lease,
+  type LocalAnswer,
   type RateMeter,
 } from '../window/hot-key-lease';
 
@@ -77,8 +78,7 @@ export class HotKeyLeases {
     for (let round = 0; round < 3; round++) {
       const answer = answerFromLease(entry.lease, nowMs, cost);
       if (answer !== undefined) {
-        entry.lease = answer.lease;
-        return { ok: true, value: { allowed: true, decisions: answer.decisions, states: answer.lease.states } };
+        return this.spend(entry, answer);
       }
       if (entry.renewing === undefined) break;
       await entry.renewing;
@@ -94,6 +94,10 @@ export class HotKeyLeases {
     if (result === undefined || !result.ok || !result.value.allowed) return result;
     const answer = answerFromLease(entry.lease, nowMs, cost);
     if (answer === undefined) return undefined;
+    return this.spend(entry, answer);
+  }
+
+  private spend(entry: Entry, answer: LocalAnswer): GuardedResult<StoreDecision> {
     entry.lease = answer.lease;
     return { ok: true, value: { allowed: true, decisions: answer.decisions, states: answer.lease.states } };
   }

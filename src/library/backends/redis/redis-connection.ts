@@ -115,7 +115,7 @@ function openStandalone(options: RedisConnectionOptions): RedisConnection {
     },
     send: (command) => client.sendCommand(command as string[]),
     loadScript: (source) => client.sendCommand(['SCRIPT', 'LOAD', source]),
-    whenReady: (timeoutMs) => waitFor(() => client.isReady, (listener) => client.once('ready', listener), (listener) => client.off('ready', listener), timeoutMs),
+    whenReady: (timeoutMs) => waitFor(() => client.isReady, (listener) => client.on('ready', listener), (listener) => client.off('ready', listener), timeoutMs),
     // One server: nothing to look for elsewhere; the reconnects cover a restart.
     suspect: () => undefined,
     destroy: () => client.destroy(),
@@ -152,9 +152,12 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
   cluster.on('error', options.onError);
   cluster.on('node-error', options.onError);
   cluster.on('node-ready', options.onReady);
+  const notifyReady = (): void => {
+    for (const listener of [...readyListeners]) listener();
+  };
   cluster.on('connect', () => {
     options.onReady();
-    for (const listener of [...readyListeners]) listener();
+    notifyReady();
   });
   // The cluster client gives up when no seed answers its first discovery; unlike a plain client it
   // never retries on its own, so this does: a cluster down at boot is an outage, not a dead store.
@@ -202,22 +205,10 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
     whenReady: (timeoutMs) => {
       const covered = (): boolean => cluster.isReady && slotsCovered(cluster.slots as readonly unknown[]);
       const retry = setInterval(() => {
-        if (cluster.isReady && !covered()) void cluster._slots.rediscover(undefined).then(() => { for (const listener of [...readyListeners]) listener(); }, options.onError);
+        if (cluster.isReady && !covered()) void cluster._slots.rediscover(undefined).then(notifyReady, options.onError);
       }, PARTIAL_TABLE_RETRY_MS);
       retry.unref();
-      const wrapped = new Map<() => void, () => void>();
-      const subscribe = (listener: () => void): void => {
-        const onlyCovered = (): void => {
-          if (covered()) listener();
-        };
-        wrapped.set(listener, onlyCovered);
-        readyListeners.add(onlyCovered);
-      };
-      const unsubscribe = (listener: () => void): void => {
-        const onlyCovered = wrapped.get(listener);
-        if (onlyCovered !== undefined) readyListeners.delete(onlyCovered);
-      };
-      return waitFor(covered, subscribe, unsubscribe, timeoutMs).finally(() => clearInterval(retry));
+      return waitFor(covered, (listener) => readyListeners.add(listener), (listener) => readyListeners.delete(listener), timeoutMs).finally(() => clearInterval(retry));
     },
     shardOfSlot(slot) {
       const shards = cluster.slots as readonly object[];
@@ -260,7 +251,9 @@ function slotsCovered(slots: readonly unknown[]): boolean {
 function waitFor(isReady: () => boolean, subscribe: (listener: () => void) => void, unsubscribe: (listener: () => void) => void, timeoutMs: number): Promise<boolean> {
   if (isReady()) return Promise.resolve(true);
   return new Promise((resolve) => {
+    // Told of every event that may make it ready (a cluster's partial slot table is not): resolves only when it is.
     const onReady = (): void => {
+      if (!isReady()) return;
       clearTimeout(timer);
       unsubscribe(onReady);
       resolve(true);
