@@ -13,6 +13,8 @@ export { OutageGuard, MIN_OUTAGE_RETRY_AFTER_MS, type OutageGuardOptions, type O
 export { outageGuardFor, ShardedGuard } from './limiter/sharded-guard';
 export type { BackendFailureCause, BackendGuard } from './limiter/backend-guard';
 export { WaitBudget } from './limiter/wait-budget';
+export { FleetEstimate, DEFAULT_FLEET_INTERVAL_MS, type FleetEstimateOptions } from './limiter/fleet-estimate';
+export { OUTAGE_SHARE_MODES, type OutageShareMode } from './limiter/outage-share';
 
 // Stores
 export { createMemoryStore, createRedisStore, createRtdbStore, createSqliteStore, type RtdbStoreOptions, type SqliteStoreOptions } from './stores';

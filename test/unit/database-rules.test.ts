@@ -41,6 +41,9 @@ const paths = [
   '/upstreamQuota/upstream',
   '/sweeperLeases',
   '/sweeperLeases/rateLimits',
+  '/fleetHeartbeats',
+  '/fleetHeartbeats/rateLimits',
+  '/fleetHeartbeats/rateLimits/host-1-abc',
   '/anything/else',
 ];
 

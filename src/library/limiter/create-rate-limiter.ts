@@ -8,6 +8,8 @@ import { requiredPolicySet } from '../window/policy-choice';
 import { WindowRateLimiter, type FailurePolicy, type RateLimiter } from './rate-limiter';
 import { MemoryWindowStore } from '../memory/memory-store';
 import type { HotKeyLeaseOptions } from '../window/hot-key-lease';
+import { FleetEstimate } from './fleet-estimate';
+import type { OutageShareMode } from './outage-share';
 
 export interface RateLimiterOptions {
   /** Where the states live; default a MemoryWindowStore (this process only). The limiter closes it. */
@@ -42,6 +44,22 @@ export interface RateLimiterOptions {
    * advance. Fixed windows only. Default: off.
    */
   readonly hotKeys?: HotKeyLeaseOptions;
+  /**
+   * How an outage's local windows count (ADR 0067). 'fleet' (default): each
+   * instance admits its share of what a key has left, divided by the live
+   * instances counted from heartbeats in the store, so the fleet admits about
+   * the limit; 'instance': each admits all of it (ADR 0003: N × the limit).
+   * A store without heartbeats (memory) is always 'instance'.
+   */
+  readonly outageShare?: OutageShareMode;
+  /**
+   * Another limiter's estimate on the same backend (its `fleet`), so an
+   * instance beats once however many limiters it has; this limiter does not
+   * close it. Default: one of its own on its store, closed with it.
+   */
+  readonly fleet?: FleetEstimate;
+  /** How often its own estimate beats. Default 10000 (FleetEstimate). */
+  readonly fleetIntervalMs?: number;
 }
 
 export const DEFAULT_TIMEOUT_MS = 1500;
@@ -66,6 +84,11 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
       logger,
       metrics: options.events,
     });
+  const sharesFleet = (options.outageShare ?? 'fleet') === 'fleet' && store.shared && store.heartbeat !== undefined;
+  const ownsFleet = sharesFleet && options.fleet === undefined;
+  const fleet = !sharesFleet ? undefined : (options.fleet ?? new FleetEstimate({ store, clock: options.clock, logger, intervalMs: options.fleetIntervalMs }));
+  // Not awaited: a backend down at boot must not hold the boot for a beat's timeout; the estimate is 1 until one answers.
+  if (ownsFleet) void fleet?.start();
   return new WindowRateLimiter({
     store,
     guard,
@@ -75,5 +98,7 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
     logger,
     events: options.events,
     hotKeys: options.hotKeys,
+    fleet,
+    ownsFleet,
   });
 }

@@ -54,5 +54,14 @@ export interface LimitStore {
    * (a cluster whose topology is not known yet).
    */
   shardOf?(key: string): string | undefined;
+  /**
+   * Records `instanceId` as live at `nowMs` (its own clock) and answers how
+   * many instances recorded themselves within the last `ttlMs`, this one
+   * included: the fleet an outage's local windows share a limit among
+   * (FleetEstimate, ADR 0067). Absent: the store cannot tell (memory).
+   */
+  heartbeat?(instanceId: string, nowMs: number, ttlMs: number): Promise<number>;
+  /** Removes `instanceId`'s heartbeat, so a fleet that shrinks is counted smaller at once, not after the TTL. */
+  leaveFleet?(instanceId: string): Promise<void>;
   close(): Promise<void>;
 }

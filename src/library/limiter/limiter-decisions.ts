@@ -32,6 +32,18 @@ export function decisionOfOne(d: WindowDecision, set: CompiledPolicySet, shared:
   return { allowed, limit, remaining, resetAtMs, retryAfterMs, policyName, windowMs, perWindow, algorithm, shared, reason, policies: [named] };
 }
 
+/**
+ * A fallback decision whose local state was charged `weight` units per unit
+ * of cost (outage-share.ts), in the caller's units: what is left is left for
+ * calls of `weight` units each, so the headers do not promise more calls than
+ * the instance will admit.
+ */
+export function inCallerUnits(decision: Decision, weight: number): Decision {
+  if (weight === 1) return decision;
+  const policies = decision.policies.map((d) => ({ ...d, remaining: Math.floor(d.remaining / weight) }));
+  return { ...decision, remaining: Math.floor(decision.remaining / weight), policies };
+}
+
 /** Fail-closed: refused by every policy until the backend is worth asking again. Not a rate-limit hit. */
 export function unavailable(policies: PolicySet, nowMs: number, retryAfterMs: number): Decision {
   const decisions = policies.map((policy) => ({

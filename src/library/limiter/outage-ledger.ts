@@ -88,6 +88,12 @@ export class OutageLedger {
     this.known.set(ledgerKey, merged);
   }
 
+  /** Whether this instance granted `ledgerKey` anything locally whose states are still live. */
+  grantedLive(ledgerKey: string, nowMs: number): boolean {
+    const entry = this.granted.get(ledgerKey);
+    return entry !== undefined && entry.expiresAtMs > nowMs;
+  }
+
   /** The shared states a local window must start from (null per policy: none known). */
   floorFor(ledgerKey: string, policies: PolicySet): readonly unknown[] {
     return this.known.get(ledgerKey) ?? policies.map(() => null);

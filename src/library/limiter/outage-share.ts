@@ -3,9 +3,8 @@ import type { PolicySet } from '../window/policy';
 
 /**
  * How an instance counts its share of the fleet's limit during an outage
- * (issue 18 item 6, ADR 0003). Pure: no clock, no I/O. Not wired into the
- * limiter yet: it needs the live-instance estimate (heartbeats), which is
- * issue 18 item 6's open part; until then the fallback counts the full limit.
+ * (ADR 0067, narrowing ADR 0003). Pure: no clock, no I/O; the live-instance
+ * estimate comes from FleetEstimate (heartbeats in the shared store).
  *
  * The local window starts from the shared state this instance last saw
  * (ADR 0009), so its budget is what REMAINED of the limit, not the limit.

@@ -7,7 +7,9 @@ import { assertValidKey } from '../window/key';
 import type { LimiterEvents } from './limiter-events';
 import type { BackendName, LimitStore, StoreDecision } from './limit-store';
 import { LandingTracker } from './landing-tracker';
-import { decisionOfOne, toDecision, unavailable } from './limiter-decisions';
+import { decisionOfOne, inCallerUnits, toDecision, unavailable } from './limiter-decisions';
+import type { FleetEstimate } from './fleet-estimate';
+import { outageWeight } from './outage-share';
 import { MIN_OUTAGE_RETRY_AFTER_MS } from './outage-guard';
 import { OutageLedger, type PendingReconciliation } from './outage-ledger';
 import { policySetOf, requiredPolicySet, setIdOf, type PolicyChoice } from '../window/policy-choice';
@@ -49,6 +51,12 @@ export interface RateLimiter {
    * (the limiter still works; calls fail over by the failure policy).
    */
   whenReady(timeoutMs: number): Promise<boolean>;
+  /**
+   * The live-instance estimate an outage shares each limit by (ADR 0067);
+   * undefined: each instance counts the whole limit. Pass it as `fleet` to
+   * another limiter on the same backend so the instance beats once.
+   */
+  readonly fleet?: FleetEstimate;
   close(): Promise<void>;
 }
 
@@ -67,6 +75,10 @@ export interface LimiterParts {
   readonly events?: Pick<LimiterEvents, 'recordDecision'>;
   /** Leases for hot keys on a shared store (ADR 0066); default none. */
   readonly hotKeys?: HotKeyLeaseOptions;
+  /** The live instances an outage's local windows share each limit among (ADR 0067); default none: each counts all of it. */
+  readonly fleet?: FleetEstimate;
+  /** Whether close() closes `fleet` (it was made for this limiter, not lent by another). */
+  readonly ownsFleet?: boolean;
 }
 
 const NO_OPTIONS: ConsumeOptions = {};
@@ -94,6 +106,7 @@ export class WindowRateLimiter implements RateLimiter {
   readonly backend: BackendName;
   readonly policies: PolicySet;
   readonly failurePolicy: FailurePolicy;
+  readonly fleet: FleetEstimate | undefined;
 
   private readonly local = new MemoryWindowStore();
   /** The store itself when it is exactly this process's memory store: its synchronous twin answers without a promise in between. */
@@ -109,6 +122,7 @@ export class WindowRateLimiter implements RateLimiter {
     this.policies = requiredPolicySet(parts, 'WindowRateLimiter');
     this.backend = parts.store.backend;
     this.failurePolicy = parts.failurePolicy;
+    this.fleet = parts.store.shared ? parts.fleet : undefined;
     this.refused = new RefusalCache(parts.maxBlockedKeys);
     this.leases = parts.hotKeys === undefined || !parts.store.shared ? undefined : new HotKeyLeases(parts.hotKeys);
     this.syncStore = parts.store.constructor === MemoryWindowStore ? (parts.store as MemoryWindowStore) : undefined;
@@ -173,12 +187,18 @@ export class WindowRateLimiter implements RateLimiter {
     if (seen !== undefined) this.ledger.observe(ledgerKey, seen, policies, nowMs);
     const floor = this.ledger.floorFor(ledgerKey, policies);
     this.local.adjustSync(ledgerKey, nowMs, policies, floor.map((atLeast) => (atLeast === null ? null : { atLeast, deltaUnits: 0 })));
-    const local = this.local.consumeSync(ledgerKey, nowMs, policies, cost);
+    // This instance's share of what the key has left, not all of it (ADR 0067); the ledger keeps the real cost.
+    // A read is weighed as a call of one unit, so the remaining it reports is in the caller's calls too.
+    const weight = this.fleet === undefined ? 1 : outageWeight(policies, Math.max(1, cost), this.fleet.current());
+    let local = this.local.consumeSync(ledgerKey, nowMs, policies, cost * weight);
+    // Less left than one call's share: the instance's first call still gets it, so the fleet admits at most
+    // max(remaining, instances × cost), never none at all while the key had units left.
+    if (!local.allowed && weight > 1 && cost > 0 && !this.ledger.grantedLive(ledgerKey, nowMs)) local = this.local.consumeSync(ledgerKey, nowMs, policies, cost);
     if (cost > 0) {
       if (local.allowed) this.ledger.grantLocally(ledgerKey, key, policies, cost, setExpiresAtMs(local.states, policies) ?? nowMs, nowMs, late !== undefined);
       if (late !== undefined) this.landing.track(ledgerKey, late.then((outcome) => this.settleLate(ledgerKey, key, policies, cost, local.allowed, outcome)));
     }
-    return this.record(toDecision(local, policies, false, local.allowed ? 'local_fallback' : 'limit'));
+    return this.record(inCallerUnits(toDecision(local, policies, false, local.allowed ? 'local_fallback' : 'limit'), weight));
   }
 
   /** A hot key's answer from its lease (ADR 0066); undefined: ask the store as usual. Never while outage write-backs are owed. */
@@ -336,8 +356,9 @@ export class WindowRateLimiter implements RateLimiter {
     const ledgerKey = `${setIdOf(policies)}|${key}`;
     this.refused.forget(ledgerKey);
     if (!spent.shared) {
-      // Granted from the local states during an outage: give it back there, and owe the shared store less.
-      this.local.adjustSync(ledgerKey, nowMs, policies, refunds);
+      // Granted from the local states during an outage: give it back there (what it was charged, ADR 0067), and owe the shared store less.
+      const weight = this.fleet === undefined ? 1 : outageWeight(policies, cost, this.fleet.current());
+      this.local.adjustSync(ledgerKey, nowMs, policies, weight === 1 ? refunds : refunds.map((refund) => (refund === null ? null : { atLeast: null, deltaUnits: -cost * weight })));
       this.ledger.grantLocally(ledgerKey, key, policies, -cost, nowMs, nowMs);
       return;
     }
@@ -357,6 +378,7 @@ export class WindowRateLimiter implements RateLimiter {
   async close(): Promise<void> {
     // Best effort, bounded by the guard's deadline: what this instance granted alone should outlive it.
     if (this.ledger.hasPending) await this.reconcile();
+    if (this.parts.ownsFleet === true) await this.fleet?.close();
     await this.parts.store.close();
     await this.local.close();
     this.refused.clear();

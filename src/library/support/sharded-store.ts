@@ -65,6 +65,16 @@ export class ShardedLimitStore implements LimitStore {
     return this.storeOf(key).lastSeen?.(key, policies);
   }
 
+  /** The fleet beats in the first database only: it is one fleet, and one count is enough. */
+  heartbeat(instanceId: string, nowMs: number, ttlMs: number): Promise<number> {
+    const first = this.shards[0] as StoreShard;
+    return first.store.heartbeat === undefined ? Promise.resolve(1) : first.store.heartbeat(instanceId, nowMs, ttlMs);
+  }
+
+  async leaveFleet(instanceId: string): Promise<void> {
+    await (this.shards[0] as StoreShard).store.leaveFleet?.(instanceId);
+  }
+
   /** Ready when every database is: a key's database is fixed, so one not yet connected would fail its keys. */
   async whenReady(timeoutMs: number): Promise<boolean> {
     const ready = await Promise.all(this.shards.map((shard) => shard.store.whenReady?.(timeoutMs) ?? Promise.resolve(true)));

@@ -6,6 +6,7 @@ import { assertValidAdjustments } from '../../window/decide-set';
 import type { PolicySet } from '../../window/policy';
 import type { LimitStore, StoreDecision } from '../../limiter/limit-store';
 import { SET_SCRIPT, SET_SCRIPT_SHA1 } from './lua/set-script';
+import { FLEET_HEARTBEAT_KEY, FLEET_HEARTBEAT_SCRIPT, FLEET_HEARTBEAT_SHA1 } from './lua/fleet-heartbeat';
 import { adjustCommand, assertAdjustReply, decideCommand, decisionFromSetReply } from './redis-set-command';
 import { isNoScriptError, REDIS_BAD_REPLY, REDIS_TIMEOUT, RedisStoreError } from './redis-store-error';
 import { openRedisConnection, type RedisConnection } from './redis-connection';
@@ -32,6 +33,7 @@ export interface LuaScript {
 }
 
 const SET: LuaScript = { name: 'policy set', source: SET_SCRIPT, sha1: SET_SCRIPT_SHA1 };
+const FLEET: LuaScript = { name: 'fleet heartbeat', source: FLEET_HEARTBEAT_SCRIPT, sha1: FLEET_HEARTBEAT_SHA1 };
 
 /**
  * Limit states in Redis, one key per policy of a limited key holding the
@@ -167,6 +169,14 @@ export class RedisWindowStore implements LimitStore {
     }
     const tag = first === undefined ? '' : this.tagged(first);
     return this.evalScript(script, ['EVALSHA', script.sha1, String(keys.length), ...keys.map((key) => this.keyPrefix + tag + key.slice(tag === '' ? 0 : (first as string).length)), ...args]);
+  }
+
+  async heartbeat(instanceId: string, nowMs: number, ttlMs: number): Promise<number> {
+    return Number(await this.runScript(FLEET, [FLEET_HEARTBEAT_KEY], [instanceId, String(nowMs), String(ttlMs), 'beat']));
+  }
+
+  async leaveFleet(instanceId: string): Promise<void> {
+    await this.runScript(FLEET, [FLEET_HEARTBEAT_KEY], [instanceId, '0', '0', 'leave']);
   }
 
   /** One PING on the store's own connection: a cheap probe for outage handling, and the bench's baseline. */

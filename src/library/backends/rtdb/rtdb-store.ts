@@ -11,6 +11,7 @@ import { inFlightTransactions, type InFlightTransactions } from './rtdb-in-fligh
 import { ListenerCache, type ListenedNode } from './rtdb-listener-cache';
 import { readSetStates, setNode } from './rtdb-node';
 import { RtdbSweeper, type SweepResult } from './rtdb-sweeper';
+import { rtdbHeartbeat, rtdbLeaveFleet } from './rtdb-fleet-heartbeat';
 import type { RtdbStoreTuning } from '../../store-options';
 
 export interface RtdbWindowStoreOptions extends RtdbStoreTuning {
@@ -196,6 +197,14 @@ export class RtdbWindowStore implements LimitStore {
       }
       connected.on('value', onValue);
     });
+  }
+
+  heartbeat(instanceId: string, nowMs: number, ttlMs: number): Promise<number> {
+    return rtdbHeartbeat(this.database, this.rootPath, instanceId, nowMs, ttlMs);
+  }
+
+  leaveFleet(instanceId: string): Promise<void> {
+    return rtdbLeaveFleet(this.database, this.rootPath, instanceId);
   }
 
   /** One sweep of this root now (tests, tools); the timer runs them on its own. Never rejects. */
