@@ -154,3 +154,48 @@ test('the memory store answers a clock that steps back behind an expiry a newer 
     if (expected !== undefined) expect(actual).toEqual(expected);
   }
 });
+
+describe.each(SHARED)('the fleet heartbeats of the %s store (ADR 0067)', (name) => {
+  // Its own stretch of injected time per test, each far past the last one's TTL; a real TTL long enough
+  // that Redis's expiry of the set (two TTLs, by the real clock) cannot fall inside a test.
+  const TTL_MS = 600_000;
+  let run = 0;
+  const at = (offsetMs = 0): number => BASE_MS + 1_000_000_000 + (run * 100 + 10) * TTL_MS + offsetMs;
+  beforeEach(() => {
+    run++;
+  });
+  const beat = (store: Backend['store'], id: string, nowMs: number): Promise<number> => {
+    if (store.heartbeat === undefined) throw new Error(`${name} keeps no heartbeats`);
+    return store.heartbeat(id, nowMs, TTL_MS);
+  };
+
+  it('counts every instance that beat within the TTL, through either client, each once however often it beats', async () => {
+    const { store, other } = backend(name);
+    const [a, b, c] = [freshKey('i'), freshKey('i'), freshKey('i')];
+    expect(await beat(store, a, at())).toBe(1);
+    expect(await beat(other, b, at(1))).toBe(2);
+    expect(await beat(store, a, at(2))).toBe(2);
+    expect(await beat(other, c, at(3))).toBe(3);
+  });
+
+  it('no longer counts a beat older than the TTL', async () => {
+    const { store, other } = backend(name);
+    const [a, b] = [freshKey('i'), freshKey('i')];
+    await beat(store, a, at());
+    expect(await beat(other, b, at(TTL_MS))).toBe(2);
+    expect(await beat(other, b, at(TTL_MS + 1))).toBe(1);
+  });
+
+  it('an instance that leaves is counted out at once', async () => {
+    const { store, other } = backend(name);
+    const [a, b] = [freshKey('i'), freshKey('i')];
+    await beat(store, a, at());
+    await beat(other, b, at(1));
+    await other.leaveFleet?.(b);
+    expect(await beat(store, a, at(2))).toBe(1);
+  });
+});
+
+it('the memory store keeps no heartbeats: an instance alone is the whole fleet', () => {
+  expect(new MemoryWindowStore().heartbeat).toBeUndefined();
+});

@@ -42,6 +42,9 @@ const SELECT_KEY = 'SELECT slot, value FROM firelimit_limits WHERE namespace = ?
 const UPSERT = `INSERT INTO firelimit_limits (namespace, key, slot, value, expires_at_ms) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (namespace, key, slot) DO UPDATE SET value = excluded.value, expires_at_ms = excluded.expires_at_ms`;
 const DELETE_SLOT = 'DELETE FROM firelimit_limits WHERE namespace = ? AND key = ? AND slot = ?';
+/** The fleet's heartbeats (ADR 0067) are rows of one key no limit can have ('.' is in no valid key): slot = instance id, value = its last beat; the sweep removes them with their expiry. */
+const FLEET_KEY = 'fleet.instances';
+const COUNT_LIVE = 'SELECT count(*) AS live FROM firelimit_limits WHERE namespace = ? AND key = ? AND CAST(value AS INTEGER) >= ?';
 
 /**
  * Limit states in one SQLite file on this host: one row per policy of a
@@ -102,6 +105,22 @@ export class SqliteWindowStore implements LimitStore {
       if (result.changed) this.write(key, set, result.states);
       return result;
     });
+  }
+
+  heartbeat(instanceId: string, nowMs: number, ttlMs: number): Promise<number> {
+    try {
+      const live = this.connection.immediate(() => {
+        this.connection.statement(UPSERT).run(this.namespace, FLEET_KEY, instanceId, String(nowMs), nowMs + 2 * ttlMs);
+        return Number(this.connection.statement(COUNT_LIVE).get(this.namespace, FLEET_KEY, nowMs - ttlMs)?.live ?? 1);
+      });
+      return Promise.resolve(live);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async leaveFleet(instanceId: string): Promise<void> {
+    this.connection.immediate(() => this.connection.statement(DELETE_SLOT).run(this.namespace, FLEET_KEY, instanceId));
   }
 
   /** Removes the rows that expired more than the lag margin before `nowMs`; the number removed. */
