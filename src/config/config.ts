@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { algorithmOf, type BackendName, type FailurePolicy, InvalidRedisUrlError, parseRedisSeeds, type RateLimitPolicy, type RedisMode } from '../library';
+import { algorithmOf, type BackendName, type FailurePolicy, InvalidRedisUrlError, type OutageShareMode, parseRedisSeeds, type RateLimitPolicy, type RedisMode } from '../library';
 import { tiersOf } from './tiers-from-env';
 import type { Tier } from './tier';
 import { ConfigError, type ConfigProblem } from './config-error';
@@ -53,6 +53,10 @@ export interface Config {
     /** Shared-backend deadline; default DEFAULT_TIMEOUT_MS[backend]. */
     readonly timeoutMs: number;
     readonly failurePolicy: FailurePolicy;
+    /** RATE_LIMIT_OUTAGE_SHARE: whether a fail-open outage shares each key's remaining budget among the live instances (ADR 0067). */
+    readonly outageShare: OutageShareMode;
+    /** RATE_LIMIT_FLEET_INTERVAL_MS: each instance's heartbeat; a beat counts for three intervals. */
+    readonly fleetIntervalMs: number;
     readonly probeIntervalMs: number;
   };
   readonly firebase: {
@@ -299,6 +303,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       refusedRequests: { name: 'refused-requests', limit: v.REFUSED_REQUESTS_PER_MINUTE, windowMs: MINUTE_MS },
       timeoutMs: v.RATE_LIMIT_TIMEOUT_MS ?? DEFAULT_TIMEOUT_MS[v.RATE_LIMIT_BACKEND],
       failurePolicy: v.RATE_LIMIT_FAILURE_POLICY,
+      outageShare: v.RATE_LIMIT_OUTAGE_SHARE,
+      fleetIntervalMs: v.RATE_LIMIT_FLEET_INTERVAL_MS,
       probeIntervalMs: v.RATE_LIMIT_PROBE_INTERVAL_MS,
     },
     firebase: {
@@ -366,6 +372,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     tiers: config.rateLimit.tiers.map((t) => `${t.name}=${t.policies.map((p) => `${algorithmOf(p)} ${p.limit}/${p.windowMs / 1000}s${p.burst === undefined ? '' : ` burst ${p.burst}`}`).join(' + ')}`),
     timeoutMs: config.rateLimit.timeoutMs,
     failurePolicy: config.rateLimit.failurePolicy,
+    outageShare: config.rateLimit.backend === 'memory' ? undefined : config.rateLimit.outageShare,
     // Both are derived when unset; the boot line says what was derived.
     trustProxyHops: config.http.trustProxyHops,
     allowedHosts: config.http.allowAnyHost ? '*' : config.http.allowedHosts,

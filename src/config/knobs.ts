@@ -178,6 +178,14 @@ export const knobs = {
     z.enum(['fail-open', 'fail-closed'], { error: 'expected fail-open or fail-closed' }).default('fail-open'),
     'set RATE_LIMIT_FAILURE_POLICY to fail-open (answer from a local window) or fail-closed (refuse with 503)',
   ),
+  RATE_LIMIT_OUTAGE_SHARE: knob(
+    z.enum(['fleet', 'instance'], { error: 'expected fleet or instance' }).default('fleet'),
+    'set RATE_LIMIT_OUTAGE_SHARE to fleet (during an outage each instance admits its share of what a key has left) or instance (each admits all of it)',
+  ),
+  RATE_LIMIT_FLEET_INTERVAL_MS: knob(
+    positiveInt('a positive whole number of milliseconds').min(1000, { error: 'expected at least 1000 ms' }).default(10_000),
+    'set RATE_LIMIT_FLEET_INTERVAL_MS to how often each instance beats into the shared store to be counted in the fleet, e.g. 10000',
+  ),
   RATE_LIMIT_PROBE_INTERVAL_MS: knob(
     positiveInt('a positive whole number of milliseconds').min(100, { error: 'expected at least 100 ms' }).default(5000),
     'set RATE_LIMIT_PROBE_INTERVAL_MS to how often a failed backend is retried during an outage, e.g. 5000',

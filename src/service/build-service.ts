@@ -8,7 +8,7 @@ import { tools as defaultTools } from '../mcp/tools';
 import { createDevelopersHandler } from '../developers/developers-page';
 import { createAuthMiddleware } from '../http/auth-middleware';
 import { createApp, type BodyTimeouts } from './create-app';
-import { type BackendGuard, createRateLimiter, type LimitStore, type PolicySet, type RateLimiter, ShardedGuard } from '../library';
+import { type BackendGuard, createRateLimiter, type FleetEstimate, type LimitStore, type PolicySet, type RateLimiter, ShardedGuard } from '../library';
 import { createLimitStore, type LimitStoreSpec } from './create-limit-store';
 import type { Logger } from '../shared/logger';
 import { createRequestLogMiddleware } from '../logging/request-log-middleware';
@@ -21,6 +21,7 @@ import { signInOf } from '../http/sign-in-challenge';
 import { createOverrideStore } from '../tokens/create-override-store';
 import { createTokenStore } from '../tokens/create-token-store';
 import { OverrideWatcher } from '../tokens/override-watcher';
+import { registerFleetGauge } from '../metrics/fleet-metrics';
 import { MCP_SCOPE, type TokenStore } from '../tokens/token-record';
 import { closeFirebaseApp, createFirebaseApp, needsFirebase } from './firebase-app';
 import { UpstreamMetrics } from '../metrics/upstream-metrics';
@@ -121,9 +122,12 @@ export async function buildService(config: Config, options: BuildServiceOptions)
       storeOverride: options.limitStore,
     });
     opened.push(limiter);
+    if (limiter.fleet !== undefined) registerFleetGauge(metrics.registry, limiter.fleet);
     // Failed sign-ins get their own key space and figure on the same backend.
     const authFailureLimiter = await createLimiter(config, firebaseApp, {
       guard,
+      // One heartbeat per instance: the token limiter's estimate of the fleet, lent (ADR 0067).
+      fleet: limiter.fleet,
       policies: [config.rateLimit.authFailures],
       logger,
       metrics: new LimiterMetrics({ registry: metrics.registry, limiter: 'sign_in' }),
@@ -232,6 +236,8 @@ export async function buildService(config: Config, options: BuildServiceOptions)
 interface LimiterSpec {
   /** The backend's shared outage guard; undefined on memory. */
   readonly guard: BackendGuard | undefined;
+  /** Another limiter's fleet estimate to share; default: its own (ADR 0067). */
+  readonly fleet?: FleetEstimate;
   readonly policies: PolicySet;
   readonly logger: Logger;
   readonly metrics?: LimiterMetrics;
@@ -253,5 +259,8 @@ async function createLimiter(config: Config, firebaseApp: App | undefined, spec:
     events: spec.metrics,
     clock: spec.clock,
     guard: spec.guard,
+    outageShare: config.rateLimit.outageShare,
+    fleetIntervalMs: config.rateLimit.fleetIntervalMs,
+    ...(spec.fleet === undefined ? {} : { fleet: spec.fleet }),
   });
 }

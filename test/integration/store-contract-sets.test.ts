@@ -1,5 +1,6 @@
 import { stateSlotOf, type PolicySet } from '../../src/library/window/policy';
 import { MemoryWindowStore } from '../../src/library/memory/memory-store';
+import type { LimitStore } from '../../src/library/limiter/limit-store';
 import { BASE_MS, CASES, freshKey, observed, Reference, SETS, startBackends, TRIO, type Backend, type Backends, type ContractBackend } from '../support/store-contract';
 import { reportSqliteSkipped, withSqlite } from '../support/sqlite-runtime';
 
@@ -197,5 +198,6 @@ describe.each(SHARED)('the fleet heartbeats of the %s store (ADR 0067)', (name) 
 });
 
 it('the memory store keeps no heartbeats: an instance alone is the whole fleet', () => {
-  expect(new MemoryWindowStore().heartbeat).toBeUndefined();
+  const store: LimitStore = new MemoryWindowStore();
+  expect(store.heartbeat).toBeUndefined();
 });

@@ -67,6 +67,7 @@ describe('loadConfig defaults', () => {
     expect(config.rateLimit.defaultTier).toEqual({ name: 'default', policies: [{ name: 'default', algorithm: 'fixed-window', limit: 120, windowMs: 60_000 }] });
     expect(config.rateLimit.timeoutMs).toBe(1500);
     expect(config.rateLimit.failurePolicy).toBe('fail-open');
+    expect(config.rateLimit.outageShare).toBe('fleet');
     expect(config.tokens.store).toBe('file');
     expect(config.tokens.file).toBe('/srv/.firelimit/tokens.json');
     expect(config.http.trustProxyHops).toBe(0);
@@ -126,6 +127,10 @@ describe('loadConfig defaults', () => {
     const config = loadConfig(value === undefined ? {} : { ALLOWED_HOSTS: value });
     expect(config.http.allowedHosts).toEqual(hosts);
     expect(config.http.allowAnyHost).toBe(any);
+  });
+
+  it.each(['fleet', 'instance'] as const)('reads RATE_LIMIT_OUTAGE_SHARE=%s', (share) => {
+    expect(loadConfig({ RATE_LIMIT_OUTAGE_SHARE: share }, { cwd: '/srv', stdoutIsTty: false }).rateLimit.outageShare).toBe(share);
   });
 
   it('reads the Redis URL from a mounted secret file when REDIS_URL is unset', () => {

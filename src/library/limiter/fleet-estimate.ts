@@ -70,6 +70,11 @@ export class FleetEstimate {
     if (this.ttlMs <= this.intervalMs) throw new RangeError(`fleet estimate ttlMs (${this.ttlMs}) must be longer than intervalMs (${this.intervalMs}), or every instance drops out between its beats`);
   }
 
+  /** Live instances as last counted, without starting a beat (metrics: a scrape must not make an idle instance look live). */
+  get instances(): number {
+    return this.estimate;
+  }
+
   /** Live instances as last counted, this one included (1 until a beat has answered). Starts a beat when the last is older than the interval. */
   current(): number {
     if (!this.closed && this.beating === undefined && this.clock() - this.lastBeatAtMs >= this.intervalMs) void this.beat();
