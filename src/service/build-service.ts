@@ -253,5 +253,7 @@ async function createLimiter(config: Config, firebaseApp: App | undefined, spec:
     events: spec.metrics,
     clock: spec.clock,
     guard: spec.guard,
+    // The limiter leases only on a shared store: memory ignores it.
+    hotKeys: config.rateLimit.hotKeys,
   });
 }
