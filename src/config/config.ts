@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { algorithmOf, type BackendName, type FailurePolicy, InvalidRedisUrlError, type OutageShareMode, parseRedisSeeds, type RateLimitPolicy, type RedisMode } from '../library';
+import { algorithmOf, type BackendName, type FailurePolicy, type HotKeyLeaseOptions, InvalidRedisUrlError, type OutageShareMode, parseRedisSeeds, type RateLimitPolicy, type RedisMode } from '../library';
 import { tiersOf } from './tiers-from-env';
 import type { Tier } from './tier';
 import { ConfigError, type ConfigProblem } from './config-error';
@@ -58,6 +58,8 @@ export interface Config {
     /** RATE_LIMIT_FLEET_INTERVAL_MS: each instance's heartbeat; a beat counts for three intervals. */
     readonly fleetIntervalMs: number;
     readonly probeIntervalMs: number;
+    /** Leases for hot keys on a shared backend (RATE_LIMIT_HOT_KEY*, ADR 0066); undefined: off. */
+    readonly hotKeys: HotKeyLeaseOptions | undefined;
   };
   readonly firebase: {
     /** The first of databaseUrls: the firebase app's default database (the upstream quota lives there). */
@@ -306,6 +308,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       outageShare: v.RATE_LIMIT_OUTAGE_SHARE,
       fleetIntervalMs: v.RATE_LIMIT_FLEET_INTERVAL_MS,
       probeIntervalMs: v.RATE_LIMIT_PROBE_INTERVAL_MS,
+      hotKeys: v.RATE_LIMIT_HOT_KEYS === 'off' ? undefined : { hotRatePerSecond: v.RATE_LIMIT_HOT_KEY_RATE_PER_SECOND, maxLeaseUnits: v.RATE_LIMIT_HOT_KEY_MAX_LEASE_UNITS },
     },
     firebase: {
       databaseUrl: v.FIREBASE_DATABASE_URLS?.[0] ?? v.FIREBASE_DATABASE_URL,
@@ -373,6 +376,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     timeoutMs: config.rateLimit.timeoutMs,
     failurePolicy: config.rateLimit.failurePolicy,
     outageShare: config.rateLimit.backend === 'memory' ? undefined : config.rateLimit.outageShare,
+    hotKeys: hotKeysDescribed(config),
     // Both are derived when unset; the boot line says what was derived.
     trustProxyHops: config.http.trustProxyHops,
     allowedHosts: config.http.allowAnyHost ? '*' : config.http.allowedHosts,
@@ -385,6 +389,14 @@ export function describeConfig(config: Config): Record<string, unknown> {
     // The URL is refused at boot when it carries credentials; the Authorization value is never described.
     upstream: config.upstream === undefined ? undefined : { url: urlWithoutQuery(config.upstream.url), authorization: config.upstream.authorization === undefined ? 'none' : '[set]', quota: config.upstream.quota === undefined ? 'none' : `${config.upstream.quota.limit}/${config.upstream.quota.windowMs / 1000}s x ${config.upstream.quota.headroom}` },
   };
+}
+
+/** Whether hot keys lease, and at what; the memory backend never does (nothing is shared). */
+export function hotKeysDescribed(config: Config): string {
+  const { hotKeys, backend } = config.rateLimit;
+  if (backend === 'memory') return 'off (memory backend)';
+  if (hotKeys === undefined) return 'off';
+  return `leased from ${hotKeys.hotRatePerSecond}/s per instance, up to ${hotKeys.maxLeaseUnits} units (fixed windows)`;
 }
 
 /** A query string may carry a key (`?api_key=`): the boot line shows where, not how. */

@@ -190,6 +190,22 @@ export const knobs = {
     positiveInt('a positive whole number of milliseconds').min(100, { error: 'expected at least 100 ms' }).default(5000),
     'set RATE_LIMIT_PROBE_INTERVAL_MS to how often a failed backend is retried during an outage, e.g. 5000',
   ),
+  /**
+   * On by default: a key is leased only once one instance decides it at RATE_LIMIT_HOT_KEY_RATE_PER_SECOND,
+   * only fixed windows lease, and a lease never over-admits (ADR 0066), so ordinary limits never see it.
+   */
+  RATE_LIMIT_HOT_KEYS: knob(
+    z.enum(['on', 'off'], { error: 'expected on or off' }).default('on'),
+    'set RATE_LIMIT_HOT_KEYS to on (a key one instance decides very often is answered from units leased from the shared count) or off (every decision is one shared-store call)',
+  ),
+  RATE_LIMIT_HOT_KEY_RATE_PER_SECOND: knob(
+    wholeNumber('a whole number of decisions per second', 1, 1_000_000).default(200),
+    'set RATE_LIMIT_HOT_KEY_RATE_PER_SECOND to the decisions per second, on one instance for one key, at which the key is leased, from 1 to 1000000, e.g. 200',
+  ),
+  RATE_LIMIT_HOT_KEY_MAX_LEASE_UNITS: knob(
+    wholeNumber('a whole number of units', 1, 1_000_000).default(100),
+    "set RATE_LIMIT_HOT_KEY_MAX_LEASE_UNITS to the most units one instance leases for a key at once, from 1 to 1000000, e.g. 100 (a window's end may leave up to instances x this unused)",
+  ),
   FIREBASE_DATABASE_URL: knob(
     z.url({ error: 'expected a URL' }).optional(),
     'set FIREBASE_DATABASE_URL to your database URL, e.g. https://my-project-default-rtdb.firebaseio.com',

@@ -262,5 +262,7 @@ async function createLimiter(config: Config, firebaseApp: App | undefined, spec:
     outageShare: config.rateLimit.outageShare,
     fleetIntervalMs: config.rateLimit.fleetIntervalMs,
     ...(spec.fleet === undefined ? {} : { fleet: spec.fleet }),
+    // The limiter leases only on a shared store: memory ignores it.
+    hotKeys: config.rateLimit.hotKeys,
   });
 }

@@ -1,5 +1,5 @@
 import { algorithmOf } from '../library';
-import type { Config } from '../config/config';
+import { hotKeysDescribed, type Config } from '../config/config';
 import { TokenService } from '../tokens/token-service';
 import type { TokenStore } from '../tokens/token-record';
 
@@ -40,6 +40,7 @@ export function startupBanner(config: Config, baseUrl: string, devToken: Develop
     `  MCP endpoint:    POST ${baseUrl}/mcp`,
     `  Developer page:  ${baseUrl}/developers`,
     `  Limit:           ${tier.policies.map((p) => `${p.limit} requests per ${p.windowMs / 1000} s ${algorithmOf(p) === 'fixed-window' ? '' : ` (${algorithmOf(p)})`}`).join(' + ')} per token, ${shared}`,
+    `  Hot keys:        ${hotKeysDescribed(config)}`,
   ];
   if (devToken.secret !== undefined) {
     lines.push(

@@ -71,6 +71,36 @@ describe.each(EVERY)('the %s store', (name) => {
   });
 });
 
+/** The sets a hot-key lease may take from (ADR 0066: fixed windows only). */
+const LEASABLE: readonly (readonly [string, PolicySet])[] = [
+  ['fixed-window', CASES[0]?.[1] as PolicySet],
+  ['two fixed windows', [{ name: 'ten', algorithm: 'fixed-window', limit: 5, windowMs: 10_000 }, { name: 'minute', algorithm: 'fixed-window', limit: 8, windowMs: 60_000 }]],
+];
+
+describe.each(EVERY)('a hot-key lease on the %s store', (name) => {
+  // A lease is a consume of cost = share; giving back what it did not spend is an adjust of -unspent, later in the window.
+  const rows = LEASABLE.flatMap(([label, policies]) => [0, 3].map((spent) => ({ label, policies, share: 4, spent })));
+  test.each(rows)('$label: a take of $share units of which $spent were spent, the rest given back, leaves the count that much above where it was', async ({ policies, share, spent }) => {
+    const b = backend(name);
+    const key = freshKey('lease');
+    const takeMs = BASE_MS + 1000;
+    const giveBackMs = takeMs + 500;
+    await b.store.consume(key, takeMs, policies, 1);
+    const before = observed(await b.store.consume(key, takeMs, policies, 0), policies, takeMs).decisions.map((d) => d.remaining);
+    const take = await b.store.consume(key, takeMs, policies, share);
+    expect(take.allowed).toBe(true);
+    expect(take.decisions.map((d) => d.remaining)).toEqual(before.map((remaining) => remaining - share));
+    await b.store.adjust(key, giveBackMs, policies, policies.map(() => ({ atLeast: null, deltaUnits: -(share - spent) })));
+    // The stored states, and what a read there answers, are those of spending only `spent`.
+    const reference = new Reference(policies);
+    reference.consume(takeMs, 1 + spent);
+    const expected = reference.consume(giveBackMs, 0);
+    expect(await b.stored(key, policies, giveBackMs)).toEqual(expected.states);
+    expect(observed(await b.store.consume(key, giveBackMs, policies, 0), policies, giveBackMs)).toEqual(expected);
+    expect(expected.decisions.map((d) => d.remaining)).toEqual(before.map((remaining) => remaining - spent));
+  });
+});
+
 describe.each(SHARED)('the shared %s store, two clients at once', (name) => {
   const N = 50;
   test.each(ALL_SETS)('%s: 50 concurrent calls at one instant admit exactly what 50 calls of the pure algorithm admit, and store its state', async (_, policies) => {

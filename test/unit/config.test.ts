@@ -68,6 +68,7 @@ describe('loadConfig defaults', () => {
     expect(config.rateLimit.timeoutMs).toBe(1500);
     expect(config.rateLimit.failurePolicy).toBe('fail-open');
     expect(config.rateLimit.outageShare).toBe('fleet');
+    expect(config.rateLimit.hotKeys).toEqual({ hotRatePerSecond: 200, maxLeaseUnits: 100 });
     expect(config.tokens.store).toBe('file');
     expect(config.tokens.file).toBe('/srv/.firelimit/tokens.json');
     expect(config.http.trustProxyHops).toBe(0);
@@ -184,8 +185,28 @@ describe('loadConfig loads every valid explicit value', () => {
     { knob: 'UNAUTHENTICATED_PER_MINUTE', value: '15', read: (c: Config) => c.rateLimit.unauthenticated.limit, want: 15 },
     { knob: 'REFUSED_REQUESTS_PER_MINUTE', value: '25', read: (c: Config) => c.rateLimit.refusedRequests.limit, want: 25 },
     { knob: 'RATE_LIMIT_TIMEOUT_MS', value: '250', read: (c: Config) => c.rateLimit.timeoutMs, want: 250 },
+    { knob: 'RATE_LIMIT_HOT_KEYS', value: 'off', read: (c: Config) => c.rateLimit.hotKeys, want: undefined },
+    { knob: 'RATE_LIMIT_HOT_KEYS', value: 'on', read: (c: Config) => c.rateLimit.hotKeys?.hotRatePerSecond, want: 200 },
+    { knob: 'RATE_LIMIT_HOT_KEY_RATE_PER_SECOND', value: '1', read: (c: Config) => c.rateLimit.hotKeys?.hotRatePerSecond, want: 1 },
+    { knob: 'RATE_LIMIT_HOT_KEY_RATE_PER_SECOND', value: '1000000', read: (c: Config) => c.rateLimit.hotKeys?.hotRatePerSecond, want: 1_000_000 },
+    { knob: 'RATE_LIMIT_HOT_KEY_MAX_LEASE_UNITS', value: '1', read: (c: Config) => c.rateLimit.hotKeys?.maxLeaseUnits, want: 1 },
+    { knob: 'RATE_LIMIT_HOT_KEY_MAX_LEASE_UNITS', value: '1000000', read: (c: Config) => c.rateLimit.hotKeys?.maxLeaseUnits, want: 1_000_000 },
   ])('$knob=$value', ({ knob, value, read, want }) => {
     expect(read(loadConfig({ [knob]: value }))).toBe(want);
+  });
+});
+
+describe('loadConfig: hot-key leases', () => {
+  it('leases nothing when RATE_LIMIT_HOT_KEYS is off, whatever the tuning knobs say', () => {
+    expect(loadConfig({ RATE_LIMIT_HOT_KEYS: 'off', RATE_LIMIT_HOT_KEY_RATE_PER_SECOND: '50' }).rateLimit.hotKeys).toBeUndefined();
+  });
+
+  it.each([
+    { name: 'the thresholds on a shared backend', env: { RATE_LIMIT_BACKEND: 'redis', REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_HOT_KEY_RATE_PER_SECOND: '300', RATE_LIMIT_HOT_KEY_MAX_LEASE_UNITS: '40' }, want: /^leased from 300\/s per instance, up to 40 units/ },
+    { name: 'off when turned off', env: { RATE_LIMIT_BACKEND: 'redis', REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_HOT_KEYS: 'off' }, want: /^off$/ },
+    { name: 'off on the memory backend, which shares nothing', env: {}, want: /^off \(memory backend\)$/ },
+  ])('the boot line says whether hot keys lease: $name', ({ env, want }) => {
+    expect(describeConfig(loadConfig(env)).hotKeys).toMatch(want);
   });
 });
 

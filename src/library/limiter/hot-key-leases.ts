@@ -21,8 +21,8 @@ import {
 
 /** One shared consume of `cost` units, through the guard (the limiter supplies it). */
 export type TakeUnits = (cost: number) => Promise<GuardedResult<StoreDecision>>;
-/** Gives `units` back to the shared count, best effort. */
-export type ReturnUnits = (units: number) => void;
+/** Gives `units` back to the shared count, best effort; close awaits what it returns. */
+export type ReturnUnits = (units: number) => Promise<unknown> | void;
 
 interface Entry {
   meter: RateMeter;
@@ -31,6 +31,8 @@ interface Entry {
   renewing?: Promise<void>;
   instances: number;
   lastSpent?: number;
+  /** How this key's lease goes back to the shared count, for close. */
+  giveBack?: ReturnUnits;
 }
 
 /** Keys metered at most; past it the oldest half is dropped. */
@@ -46,6 +48,7 @@ export class HotKeyLeases {
   private readonly hotRatePerSecond: number;
   private readonly maxLeaseUnits: number;
   private readonly shareDivisor: number;
+  private closed = false;
 
   constructor(options: HotKeyLeaseOptions = {}) {
     this.hotRatePerSecond = options.hotRatePerSecond ?? DEFAULT_HOT_RATE_PER_SECOND;
@@ -68,7 +71,7 @@ export class HotKeyLeases {
    * store as usual. A failed take is returned as it is.
    */
   async consume(ledgerKey: string, nowMs: number, policies: PolicySet, cost: number, take: TakeUnits, giveBack: ReturnUnits): Promise<GuardedResult<StoreDecision> | undefined> {
-    if (cost === 0 || !canLease(policies)) return undefined;
+    if (cost === 0 || this.closed || !canLease(policies)) return undefined;
     const entry = this.meter(ledgerKey, nowMs);
     if (!entry.contended && !isHot(entry.meter, this.hotRatePerSecond)) {
       this.giveBackLease(entry, nowMs, giveBack);
@@ -83,7 +86,9 @@ export class HotKeyLeases {
       if (entry.renewing === undefined) break;
       await entry.renewing;
     }
-    if (entry.renewing !== undefined) return undefined;
+    // Closing: a lease taken now would only be given back at once.
+    if (entry.renewing !== undefined || this.closed) return undefined;
+    entry.giveBack = giveBack;
     let result: GuardedResult<StoreDecision> | undefined;
     entry.renewing = this.renew(entry, nowMs, policies, cost, take).then((r) => {
       result = r;
@@ -147,7 +152,29 @@ export class HotKeyLeases {
   private giveBackLease(entry: Entry, nowMs: number, giveBack: ReturnUnits): void {
     const units = unitsToReturn(entry.lease, nowMs);
     entry.lease = undefined;
-    if (units > 0 && entry.renewing === undefined) giveBack(units);
+    if (units > 0 && entry.renewing === undefined) void giveBack(units);
+  }
+
+  /**
+   * Stops leasing and gives back what every lease still holds, so the units
+   * of an instance that shuts down within the window are not lost to the
+   * fleet (ADR 0066). Renewals in flight land first (their callers spend
+   * from them); each give-back goes through the limiter's guard, so this is
+   * bounded by its deadline. Resolves when every give-back has settled.
+   */
+  async close(clock: () => number): Promise<void> {
+    this.closed = true;
+    const renewing = [...this.entries.values()].flatMap((entry) => (entry.renewing === undefined ? [] : [entry.renewing]));
+    if (renewing.length > 0) await Promise.allSettled(renewing);
+    const nowMs = clock();
+    const returns: (Promise<unknown> | void)[] = [];
+    for (const entry of this.entries.values()) {
+      const units = unitsToReturn(entry.lease, nowMs);
+      entry.lease = undefined;
+      if (units > 0 && entry.giveBack !== undefined) returns.push(entry.giveBack(units));
+    }
+    this.entries.clear();
+    await Promise.allSettled(returns);
   }
 
   /** Dropped leases expire with their window: within the under-admission bound of ADR 0066. */

@@ -213,7 +213,7 @@ export class WindowRateLimiter implements RateLimiter {
       policies,
       cost,
       (units) => guard.run(() => store.consume(key, nowMs, policies, units), budget, shard),
-      (units) => void guard.run(() => store.adjust(key, this.parts.clock(), policies, policies.map(() => ({ atLeast: null, deltaUnits: -units }))), undefined, shard),
+      (units) => guard.run(() => store.adjust(key, this.parts.clock(), policies, policies.map(() => ({ atLeast: null, deltaUnits: -units }))), undefined, shard),
     );
   }
 
@@ -376,6 +376,8 @@ export class WindowRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
+    // Before the store closes, bounded by the guard's deadline: units leased and not spent go back to the fleet.
+    if (this.leases !== undefined) await this.leases.close(this.parts.clock);
     // Best effort, bounded by the guard's deadline: what this instance granted alone should outlive it.
     if (this.ledger.hasPending) await this.reconcile();
     if (this.parts.ownsFleet === true) await this.fleet?.close();
