@@ -34,6 +34,7 @@ export interface DevelopersFacts {
   /** True when every instance counts against one store. */
   readonly shared: boolean;
   readonly failurePolicy: Config['rateLimit']['failurePolicy'];
+  readonly outageShare: Config['rateLimit']['outageShare'];
   readonly timeoutMs: number;
   readonly tokenCacheSeconds: number;
   readonly baseUrl: string;
@@ -108,6 +109,7 @@ export function developersFacts(config: Config, baseUrl: string, nowMs: number =
     backendLabel: BACKEND_LABELS[rateLimit.backend],
     shared,
     failurePolicy: rateLimit.failurePolicy,
+    outageShare: rateLimit.outageShare,
     timeoutMs: rateLimit.timeoutMs,
     tokenCacheSeconds: Math.ceil(config.tokens.cacheTtlMs / 1000),
     baseUrl,

@@ -46,6 +46,20 @@ function tierTable(tiers: readonly TierFact[]): SafeHtml {
 <tbody>${rows}</tbody></table></div>`;
 }
 
+/** What a fail-open outage may admit, by RATE_LIMIT_OUTAGE_SHARE (ADR 0067). */
+function outageBound(f: DevelopersFacts): SafeHtml {
+  const d = f.defaultTier;
+  if (f.outageShare === 'instance') {
+    return html`Each instance counts ${figure('outage-share', 'on its own')}: in the worst case, with N instances, a
+token can make N × ${d.limit} requests in a ${d.windowSeconds}-second window with the store down in it.`;
+  }
+  return html`Each instance admits ${figure('outage-share', 'its share')} of what your token had left: that, divided by
+the number of instances the service counted before the store went down, and at least one request. So all instances
+together admit about what was left of your ${d.limit} per ${d.windowSeconds} s (at most N requests when N instances
+are more than that), and more only if instances were started during the outage. The <code>remaining</code> you are
+told then is this instance's share.`;
+}
+
 export function sharingSection(f: DevelopersFacts): SafeHtml {
   const d = f.defaultTier;
   const where = html`<p>Counters live in ${figure('backend', f.backendLabel)}.</p>`;
@@ -64,8 +78,7 @@ become unavailable. The <code>rate_limit_status</code> tool reports <code>"share
       ? html`<p>The failure policy is ${figure('failure-policy', f.failurePolicy)}: <strong>requests keep being
 answered</strong>, and each instance enforces the limit from its own local window until the store is back. That
 window starts from what the instance last saw the shared count at, and what it grants is added to the shared count
-when the store returns, so the rest of the window is not handed out again. In the worst case, with N instances, a
-token can make N × ${d.limit} requests in a ${d.windowSeconds}-second window with the store down in it. During that
+when the store returns, so the rest of the window is not handed out again. ${outageBound(f)} During that
 time <code>rate_limit_status</code> reports <code>"shared": false</code>.</p>`
       : html`<p>The failure policy is ${figure('failure-policy', f.failurePolicy)}: requests that cannot be counted
 are <strong>refused with HTTP 503</strong> and a <code>Retry-After</code> header. This is not your quota running out;

@@ -73,12 +73,21 @@ describe('renderDevelopersPage', () => {
     expect(page).toContain('HTTP 503');
   });
 
-  it('describes fail-open as each instance enforcing its own window, N instances times the limit at worst', () => {
+  it('describes fail-open with RATE_LIMIT_OUTAGE_SHARE=fleet (the default) as each instance admitting its share of what was left', () => {
     const config = loadConfig({ RATE_LIMIT_BACKEND: 'redis', REDIS_URL: 'redis://:hunter2@cache:6379', RATE_LIMIT_PER_MINUTE: '42' });
     const page = renderDevelopersPage(config, { baseUrl: BASE_URL });
     expect(figure(page, 'failure-policy')).toBe('fail-open');
-    expect(page).toContain('N × 42');
+    expect(figure(page, 'outage-share')).toBe('its share');
+    expect(page).toContain('about what was left of your 42 per 60 s');
+    expect(page).not.toContain('N × 42');
     expect(page).not.toContain('hunter2');
+  });
+
+  it('describes fail-open with RATE_LIMIT_OUTAGE_SHARE=instance as each instance enforcing its own window, N instances times the limit at worst', () => {
+    const config = loadConfig({ RATE_LIMIT_BACKEND: 'redis', REDIS_URL: 'redis://cache:6379', RATE_LIMIT_PER_MINUTE: '42', RATE_LIMIT_OUTAGE_SHARE: 'instance' });
+    const page = renderDevelopersPage(config, { baseUrl: BASE_URL });
+    expect(figure(page, 'outage-share')).toBe('on its own');
+    expect(page).toContain('N × 42');
   });
 
   it('shows header examples produced by the real header code, and the back-off rules', () => {
