@@ -170,7 +170,7 @@ export async function buildService(config: Config, options: BuildServiceOptions)
         logger,
         clock: options.clock ?? Date.now,
         metrics: new UpstreamMetrics(metrics.registry),
-        outage: { timeoutMs: config.rateLimit.timeoutMs, probeIntervalMs: config.rateLimit.probeIntervalMs, failurePolicy: config.rateLimit.failurePolicy, guard },
+        outage: { timeoutMs: config.rateLimit.timeoutMs, probeIntervalMs: config.rateLimit.probeIntervalMs, failurePolicy: config.rateLimit.failurePolicy, guard, fleet: limiter.fleet },
         limitStore: async () => options.limitStore?.(spec) ?? (await createLimitStore(config, firebaseApp, spec)),
         firebaseApp,
         fetch: options.upstreamFetch,

@@ -4,7 +4,7 @@ import { Gateway } from '../gateway/gateway';
 import { UpstreamClient } from '../gateway/upstream-client';
 import { UpstreamQuotaGate } from '../gateway/upstream-quota-gate';
 import { GuardedUpstreamQuota, resolveUpstreamPolicy, type UpstreamPolicy } from '../library/quota';
-import { type BackendGuard, type FailurePolicy, type LimitStore, OutageGuard } from '../library';
+import { type BackendGuard, type FailurePolicy, type FleetEstimate, type LimitStore, OutageGuard } from '../library';
 import type { UpstreamMetrics } from '../metrics/upstream-metrics';
 import type { Logger } from '../shared/logger';
 import { createUpstreamQuotaStore } from './create-upstream-quota-store';
@@ -28,6 +28,8 @@ export interface CreateGatewayOptions {
     readonly failurePolicy: FailurePolicy;
     /** The limiters' outage guard on the same backend, shared: one outage line and metric per store. Default: one of the quota's own. */
     readonly guard?: BackendGuard;
+    /** The token limiter's estimate of the live instances: a fail-open outage schedules on this instance's share (ADR 0067). */
+    readonly fleet?: FleetEstimate;
   };
   /** Tests: what goes upstream over the wire. */
   readonly fetch?: typeof fetch;
@@ -73,6 +75,7 @@ export async function createGateway(config: UpstreamConfig, options: CreateGatew
               new OutageGuard({ backend: shared.backend, limiter: 'upstream-quota', timeoutMs: options.outage.timeoutMs, probeIntervalMs: options.outage.probeIntervalMs, logger: options.logger }),
             failurePolicy: options.outage.failurePolicy,
             onUnshared: options.metrics.onUnshared,
+            ...(options.outage.fleet === undefined ? {} : { fleet: options.outage.fleet }),
           });
     quota = new UpstreamQuotaGate({
       store,

@@ -7,6 +7,8 @@ import type { UpstreamQuotaStore, UpstreamScheduled } from '../schedule/upstream
 import type { UpstreamState } from '../schedule/upstream-state';
 import { MemoryUpstreamQuotaStore } from '../memory/upstream-memory-store';
 import type { WaitBudget } from '../limiter/wait-budget';
+import type { FleetEstimate } from '../limiter/fleet-estimate';
+import { upstreamOutagePolicy } from '../schedule/upstream-outage-share';
 
 export interface GuardedUpstreamQuotaOptions {
   readonly store: UpstreamQuotaStore;
@@ -16,6 +18,8 @@ export interface GuardedUpstreamQuotaOptions {
   readonly failurePolicy: FailurePolicy;
   /** A decision made without the shared store: locally (fail-open) or refused (fail-closed). */
   readonly onUnshared?: (cause: BackendFailureCause) => void;
+  /** The live instances (the limiter's FleetEstimate): a fail-open outage schedules on this instance's share of the rate (ADR 0067). Default: the whole rate. */
+  readonly fleet?: Pick<FleetEstimate, 'current'>;
 }
 
 /**
@@ -24,9 +28,10 @@ export interface GuardedUpstreamQuotaOptions {
  * to the store is bounded by the limiter's deadline and outage guard, so a
  * frozen database never holds a forwarded call. Past it, as the limiter does
  * for its counters:
- * - fail-open: the call is scheduled on this instance's own cursor, at the
- *   full rate, so N instances may together send up to N times the rate for
- *   as long as the outage lasts;
+ * - fail-open: the call is scheduled on this instance's own cursor, at its
+ *   share of the rate and of what the day's budget had left when it knows
+ *   the fleet (`fleet`, ADR 0067), else at the full rate, so N instances may
+ *   together send up to N times the rate for as long as the outage lasts;
  * - fail-closed: the call is rejected (`unavailable`) with a retryAfterMs
  *   no sooner than the next probe.
  * When the store answers again, its cursor is the one of record; what was
@@ -61,7 +66,8 @@ export class GuardedUpstreamQuota implements UpstreamQuotaStore {
     if (this.options.failurePolicy === 'fail-closed') {
       return { outcome: { status: 'rejected', reason: 'unavailable', retryAfterMs: Math.max(MIN_OUTAGE_RETRY_AFTER_MS, result.retryAfterMs ?? 0) }, state: null };
     }
-    return this.local.schedule(key, nowMs, caller, policy, restore);
+    const { fleet } = this.options;
+    return this.local.schedule(key, nowMs, caller, fleet === undefined ? policy : upstreamOutagePolicy(policy, fleet.current(), restore, nowMs), restore);
   }
 
   close(): Promise<void> {

@@ -104,3 +104,31 @@ describe('GuardedUpstreamQuota: the shared quota when its backend is down', () =
     expect(close).toHaveBeenCalledTimes(1);
   });
 });
+
+describe('GuardedUpstreamQuota with a fleet estimate: a fail-open outage schedules on this instance\'s share (ADR 0067)', () => {
+  const perSecond = resolveUpstreamPolicy({ limit: 10, windowMs: 1000, headroom: 1, maxWaitMs: 0, graceMs: 0 });
+
+  it.each([
+    [1, 10],
+    [2, 5],
+    [5, 2],
+    [10, 1],
+  ])('%i live instances: this one runs %i calls in the second the store is down, not 10', async (instances, expected) => {
+    const guarded = new GuardedUpstreamQuota({ store: sharedStore(), guard: down(), failurePolicy: 'fail-open', fleet: { current: () => instances } });
+    let run = 0;
+    for (let t = 0; t < 1000; t += 10) {
+      const { outcome } = await guarded.schedule('upstream', T0 + t, { tokenId: `tok_${t}`, tool: 'echo' }, perSecond);
+      if (outcome.status === 'run') run++;
+    }
+    expect(run).toBe(expected);
+  });
+
+  it('the shared store, while up, is asked with the policy as configured, whatever the fleet', async () => {
+    const store = sharedStore();
+    const policies: unknown[] = [];
+    const spy = { ...store, schedule: (...args: Parameters<UpstreamQuotaStore['schedule']>) => (policies.push(args[3]), store.schedule(...args)) };
+    const guarded = new GuardedUpstreamQuota({ store: spy, guard: passes, failurePolicy: 'fail-open', fleet: { current: () => 4 } });
+    await guarded.schedule('upstream', T0, caller, perSecond);
+    expect(policies).toEqual([perSecond]);
+  });
+});
