@@ -29,6 +29,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'algorithms', file: 'algorithms-bench', exportName: 'runAlgorithmsBench' },
   { name: 'log-bytes', file: 'sliding-log-bytes', exportName: 'runSlidingLogBytes' },
   { name: 'upstream-hot-key', file: 'upstream-hot-key-bench', exportName: 'runUpstreamHotKeyBench' },
+  { name: 'hot-key', file: 'hot-key-bench', exportName: 'runHotKeyBench' },
   { name: 'mcp-call', file: 'mcp-call-bench', exportName: 'runMcpCallBench' },
   { name: 'overrides', file: 'overrides-bench', exportName: 'runOverridesBench' },
   { name: 'sign-in', file: 'sign-in-bench', exportName: 'runSignInBench' },

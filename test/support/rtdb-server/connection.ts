@@ -182,6 +182,7 @@ export class Connection implements ChangeListener {
     if (parts[parts.length - 1] === '.priority') return this.reply(r, 'ok'); // priorities are not stored
     const existing = this.ns.tree.get(parts);
     if (typeof hash === 'string' && hash !== hashOf(existing)) {
+      this.ns.staleWrites++;
       return this.reply(r, 'datastale', 'Transaction hash does not match');
     }
     const now = Date.now();

@@ -15,6 +15,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { killServer, signalAndWait, spawnServer } from './child-process';
+import { STATS_PATH } from './rest';
 
 export interface RtdbTestServer {
   /** "127.0.0.1:<port>", the value for FIREBASE_DATABASE_EMULATOR_HOST */
@@ -57,6 +58,21 @@ async function readAsAdmin(host: string, namespace: string, path: string): Promi
   const response = await fetch(url, { headers: { authorization: 'Bearer owner' } });
   if (!response.ok) throw new Error(`GET ${url} failed: ${response.status} ${await response.text()}`);
   return response.json();
+}
+
+export interface RtdbWriteStats {
+  /** Writes the namespace applied (puts, merges, committed transactions, REST writes). */
+  readonly writes: number;
+  /** Transaction writes refused for a stale hash: each is a lost race that the client runs again. */
+  readonly staleWrites: number;
+}
+
+/** The namespace's write counts so far; this server only (the official emulator has no such path). */
+export async function readWriteStats(server: Pick<RtdbTestServer, 'host' | 'namespace'>): Promise<RtdbWriteStats> {
+  const url = `http://${server.host}${STATS_PATH}?ns=${encodeURIComponent(server.namespace)}`;
+  const response = await fetch(url, { headers: { authorization: 'Bearer owner' } });
+  if (!response.ok) throw new Error(`GET ${url} failed: ${response.status} ${await response.text()}`);
+  return (await response.json()) as RtdbWriteStats;
 }
 
 class ChildServer implements RtdbTestServer {

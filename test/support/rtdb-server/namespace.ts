@@ -18,7 +18,10 @@ export interface ChangeListener {
 /** One database (RTDB namespace): its data, its rules, its live connections. */
 export class Namespace {
   readonly tree = new DataTree();
+  /** Writes applied (puts, merges, REST writes): also the count a bench reads as the database's write load. */
   version = 0;
+  /** Transaction writes refused because their hash was stale (the loser of a race re-runs). */
+  staleWrites = 0;
   readonly connections = new Set<ChangeListener>();
   evaluator: RulesEvaluator;
   /** The loaded rules, whose `.indexOn` entries say which queries the server filters; null when none were loaded. */

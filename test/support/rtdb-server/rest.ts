@@ -7,6 +7,8 @@ interface NamespaceSource {
 }
 
 const RULES_PATH = '/.settings/rules.json';
+/** This server only (the official emulator has no such path): the namespace's write counts, for benches. */
+export const STATS_PATH = '/.firelimit/stats.json';
 
 /**
  * The REST surface the official emulator also offers, so helpers like
@@ -44,6 +46,10 @@ function route(ns: Namespace, who: Identity, method: string, pathname: string, b
     if (method !== 'PUT') return [405, { error: 'only PUT is supported on rules' }];
     ns.setRules(JSON.parse(body) as object);
     return [200, { status: 'ok' }];
+  }
+  if (pathname === STATS_PATH) {
+    if (!who.admin) return denied;
+    return [200, { writes: ns.version, staleWrites: ns.staleWrites }];
   }
   if (!pathname.endsWith('.json')) return [404, { error: 'paths end in .json' }];
   const path = pathname.slice(0, -'.json'.length);

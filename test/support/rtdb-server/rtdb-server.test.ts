@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { App } from 'firebase-admin/app';
 import { getDatabase, ServerValue, type Database, type DataSnapshot } from 'firebase-admin/database';
 import { createAdminApp, deleteAdminApp } from './admin-app';
-import { rtdbForTests, type RtdbTestServer } from './index';
+import { readWriteStats, rtdbForTests, type RtdbTestServer } from './index';
 
 const RULES = JSON.parse(readFileSync(path.join(__dirname, '../../../database.rules.json'), 'utf8')) as object;
 
@@ -107,6 +107,21 @@ describe('transactions', () => {
     );
     expect(results.every((r) => r.committed)).toBe(true);
     expect(await server.read('contended/counter')).toBe(600);
+  });
+
+  it('counts the writes it applied and the transaction writes it refused as stale', async () => {
+    if (server.external) return; // the official emulator has no stats path
+    const [first, second] = [app(), app()];
+    const before = await readWriteStats(server);
+    // Awaited one by one, so the client cannot fold them into one write.
+    for (let i = 0; i < 5; i++) await increment(first, 'counted/counter');
+    const sequential = await readWriteStats(server);
+    expect(sequential.writes - before.writes).toBe(5);
+    // A client that never read the node first sends its transaction against null: stale, run again.
+    expect((await increment(second, 'counted/counter')).value).toBe(6);
+    const after = await readWriteStats(server);
+    expect(after.writes - sequential.writes).toBe(1);
+    expect(after.staleWrites - sequential.staleWrites).toBeGreaterThanOrEqual(1);
   });
 
   it('commits on a node with 15 integer-like children (client key order in the hash)', async () => {
