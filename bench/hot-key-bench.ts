@@ -25,8 +25,9 @@ import type { HotKeyBackend, RunReport, RunRequest, WorkerConfig } from './hot-k
  * calls (INFO commandstats). Both per second of the run, counted from the
  * run's start to its last answer. Nothing is asserted but that it ran.
  *
- * Knobs: HOT_KEY_BENCH_LIMIT (default 2000), HOT_KEY_BENCH_WINDOW_MS (1000),
- * HOT_KEY_BENCH_WINDOWS (5), HOT_KEY_BENCH_PROCESSES (10),
+ * Knobs (each overrides both backends' profile below): HOT_KEY_BENCH_LIMIT,
+ * HOT_KEY_BENCH_WINDOW_MS, HOT_KEY_BENCH_WINDOWS, HOT_KEY_BENCH_HOT_RATE;
+ * HOT_KEY_BENCH_PROCESSES (10),
  * HOT_KEY_BENCH_OFFER_FACTOR (2), HOT_KEY_BENCH_BACKENDS (rtdb,redis).
  */
 
@@ -37,15 +38,39 @@ const numberFromEnv = (name: string, fallback: number): number => {
   return value;
 };
 
-const LIMIT = numberFromEnv('HOT_KEY_BENCH_LIMIT', 2000);
-const WINDOW_MS = numberFromEnv('HOT_KEY_BENCH_WINDOW_MS', 1000);
-const WINDOWS = numberFromEnv('HOT_KEY_BENCH_WINDOWS', 5);
+/**
+ * Per backend, a load the machine's store sustains for a key at 2x: Redis
+ * takes 4,000 decisions a second; the RTDB test server, in one process on
+ * the same 2 cores, commits only a few transactions a second on one key that
+ * 10 clients contend for, so RTDB runs at 400/s offered on a 10 s window
+ * and leases from 20 decisions a second per instance (the service's RTDB
+ * default of RATE_LIMIT_HOT_KEY_RATE_PER_SECOND). The knobs override both.
+ */
+interface Profile {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly windows: number;
+  readonly hotRatePerSecond: number | undefined;
+}
+
+const PROFILES: Readonly<Record<HotKeyBackend, Profile>> = {
+  rtdb: { limit: 2000, windowMs: 10_000, windows: 3, hotRatePerSecond: 20 },
+  redis: { limit: 2000, windowMs: 1000, windows: 5, hotRatePerSecond: undefined },
+};
+
+function profileOf(backend: HotKeyBackend): Profile {
+  const base = PROFILES[backend];
+  return {
+    limit: numberFromEnv('HOT_KEY_BENCH_LIMIT', base.limit),
+    windowMs: numberFromEnv('HOT_KEY_BENCH_WINDOW_MS', base.windowMs),
+    windows: numberFromEnv('HOT_KEY_BENCH_WINDOWS', base.windows),
+    hotRatePerSecond: process.env.HOT_KEY_BENCH_HOT_RATE === undefined ? base.hotRatePerSecond : numberFromEnv('HOT_KEY_BENCH_HOT_RATE', 200),
+  };
+}
+
 const PROCESSES = numberFromEnv('HOT_KEY_BENCH_PROCESSES', 10);
 const OFFER_FACTOR = numberFromEnv('HOT_KEY_BENCH_OFFER_FACTOR', 2);
 const BACKENDS = (process.env.HOT_KEY_BENCH_BACKENDS ?? 'rtdb,redis').split(',') as HotKeyBackend[];
-
-const POLICY: RateLimitPolicy = { name: 'hot', limit: LIMIT, windowMs: WINDOW_MS };
-const OFFERED_PER_SECOND = (OFFER_FACTOR * LIMIT * 1000) / WINDOW_MS;
 const WORKER = path.join(__dirname, 'hot-key-worker.ts');
 
 /** What a backend gives the workers, and how its writes are counted. */
@@ -102,10 +127,12 @@ interface Row {
   readonly staleWritesPerSecond: number | undefined;
 }
 
-async function runRow(backend: Backend, leases: boolean): Promise<Row> {
+async function runRow(backend: Backend, profile: Profile, leases: boolean): Promise<Row> {
+  const policy: RateLimitPolicy = { name: 'hot', limit: profile.limit, windowMs: profile.windowMs };
+  const offeredPerSecond = (OFFER_FACTOR * profile.limit * 1000) / profile.windowMs;
   const children: BenchChild<unknown>[] = await Promise.all(
     Array.from({ length: PROCESSES }, (_, i) => {
-      const config: WorkerConfig = { ...backend.worker, policy: POLICY, leases, tag: `p${i}` };
+      const config: WorkerConfig = { ...backend.worker, policy, leases, tag: `p${i}`, ...(profile.hotRatePerSecond === undefined ? {} : { hotRatePerSecond: profile.hotRatePerSecond }) };
       return startBenchChild(WORKER, [JSON.stringify(config)], { name: `hot-key worker ${i}` });
     }),
   );
@@ -113,8 +140,8 @@ async function runRow(backend: Backend, leases: boolean): Promise<Row> {
     const key = `hot${++keySeq}_${Date.now()}`;
     const before = await backend.writes();
     // From a window's start, so every window of the run is a whole one.
-    const startAtMs = Math.ceil((Date.now() + 500) / WINDOW_MS) * WINDOW_MS;
-    const request: RunRequest = { key, perSecond: OFFERED_PER_SECOND / PROCESSES, durationMs: WINDOWS * WINDOW_MS, startAtMs };
+    const startAtMs = Math.ceil((Date.now() + 1500) / profile.windowMs) * profile.windowMs;
+    const request: RunRequest = { key, perSecond: offeredPerSecond / PROCESSES, durationMs: profile.windows * profile.windowMs, startAtMs };
     const reports = await Promise.all(children.map((child) => child.request<RunReport>(request)));
     const elapsedMs = Date.now() - startAtMs;
     const after = await backend.writes();
@@ -126,14 +153,14 @@ async function runRow(backend: Backend, leases: boolean): Promise<Row> {
   }
 }
 
-function tableRow(row: Row): (string | number)[] {
+function tableRow(row: Row, { limit, windowMs, windows }: Profile): (string | number)[] {
   const sum = (pick: (r: RunReport) => number) => row.reports.reduce((total, r) => total + pick(r), 0);
   const byWindow = new Map<string, number>();
   for (const report of row.reports) {
     for (const [resetAtMs, n] of Object.entries(report.admittedByResetAtMs)) byWindow.set(resetAtMs, (byWindow.get(resetAtMs) ?? 0) + n);
   }
   // The run's own windows; a call a lagging process started after the run's end lands in the next one.
-  const runWindows = Array.from({ length: WINDOWS }, (_, i) => String(row.startAtMs + (i + 1) * WINDOW_MS));
+  const runWindows = Array.from({ length: windows }, (_, i) => String(row.startAtMs + (i + 1) * windowMs));
   const admitted = runWindows.map((resetAtMs) => byWindow.get(resetAtMs) ?? 0);
   const outside = [...byWindow].filter(([resetAtMs]) => !runWindows.includes(resetAtMs)).reduce((total, [, n]) => total + n, 0);
   const maxAdmitted = Math.max(0, ...admitted, ...[...byWindow.values()]);
@@ -141,17 +168,18 @@ function tableRow(row: Row): (string | number)[] {
   const latencies = row.reports.flatMap((r) => r.latenciesMs);
   return [
     row.label,
-    Math.round(sum((r) => r.offered) / WINDOWS),
+    Math.round(sum((r) => r.offered) / windows),
     outside,
     maxAdmitted,
-    (100 * maxAdmitted) / LIMIT,
-    (100 * minAdmitted) / LIMIT,
-    maxAdmitted - LIMIT,
+    (100 * maxAdmitted) / limit,
+    (100 * minAdmitted) / limit,
+    maxAdmitted - limit,
     `${sum((r) => r.localAllowed)}/${sum((r) => r.local)}`,
     sum((r) => r.maxretry),
     `${sum((r) => r.otherErrors)}/${sum((r) => r.unanswered)}`,
     `${sum((r) => r.leaseTakes)}/${sum((r) => r.leaseUnits)}`,
     sum((r) => r.adjusts),
+    `${Math.min(...row.reports.map((r) => r.fleetInstances))}-${Math.max(...row.reports.map((r) => r.fleetInstances))}`,
     row.writesPerSecond,
     row.staleWritesPerSecond ?? '-',
     percentile(latencies, 50),
@@ -159,23 +187,30 @@ function tableRow(row: Row): (string | number)[] {
   ];
 }
 
-export async function runHotKeyBench(): Promise<BenchTable> {
-  const rows: Row[] = [];
+export async function runHotKeyBench(): Promise<BenchTable[]> {
+  const tables: BenchTable[] = [];
   for (const name of BACKENDS) {
+    const rows: Row[] = [];
     const backend = name === 'rtdb' ? await rtdbBackend() : name === 'redis' ? await redisBackend() : undefined;
     if (backend === undefined) throw new Error(`HOT_KEY_BENCH_BACKENDS: unknown backend ${name}; known: rtdb, redis`);
+    const profile = profileOf(name);
     try {
       for (const leases of [false, true]) {
-        const row = await runRow(backend, leases);
+        const row = await runRow(backend, profile, leases);
         if (process.env.HOT_KEY_BENCH_VERBOSE) console.error(row.label, JSON.stringify(row.reports.map((r) => ({ ...r, latenciesMs: r.latenciesMs.length }))));
         rows.push(row);
       }
     } finally {
       await backend.close();
     }
+    tables.push(tableOf(rows, profile));
   }
+  return tables;
+}
+
+function tableOf(rows: readonly Row[], profile: Profile): BenchTable {
   return {
-    title: `One key, ${PROCESSES} processes, limit ${LIMIT} per ${WINDOW_MS} ms fixed window, ${OFFER_FACTOR}x the limit offered open loop for ${WINDOWS} windows`,
+    title: `One key, ${PROCESSES} processes, limit ${profile.limit} per ${profile.windowMs} ms fixed window, ${OFFER_FACTOR}x the limit offered open loop for ${profile.windows} windows; leases from ${profile.hotRatePerSecond ?? 200}/s per instance`,
     columns: [
       'store, hot-key leases',
       'offered/window',
@@ -189,12 +224,13 @@ export async function runHotKeyBench(): Promise<BenchTable> {
       'errors/unanswered',
       'lease takes/units',
       'adjusts',
+      'fleet counted',
       'store writes/s',
       'stale writes/s',
       'p50 ms',
       'p99 ms',
     ],
-    rows: rows.map(tableRow),
+    rows: rows.map((row) => tableRow(row, profile)),
     notes: [
       'admitted per window: allowed decisions bucketed by their resetAtMs, every process together; max over every window, min over the run\'s own; over-admission = worst window - limit; admitted after the run: calls a lagging process started after the last window',
       'local: decisions with shared: false (answered from the process own window, e.g. ADR 0064 contention); errors: rejected consume calls; unanswered: no answer 10 s after the run',
@@ -206,7 +242,7 @@ export async function runHotKeyBench(): Promise<BenchTable> {
 }
 
 if (require.main === module) {
-  runHotKeyBench().then(printTable, (error: unknown) => {
+  runHotKeyBench().then((tables) => tables.forEach(printTable), (error: unknown) => {
     console.error(error);
     process.exitCode = 1;
   });

@@ -28,6 +28,8 @@ export interface WorkerConfig {
   readonly redisUrl?: string;
   readonly policy: RateLimitPolicy;
   readonly leases: boolean;
+  /** hotKeys.hotRatePerSecond; undefined: the library's default (200). */
+  readonly hotRatePerSecond?: number;
   readonly tag: string;
 }
 
@@ -58,6 +60,8 @@ export interface RunReport {
   readonly leaseUnits: number;
   /** Store adjusts: leases given back, and write-backs of what was granted locally (ADR 0046). */
   readonly adjusts: number;
+  /** The live instances this process counted from the heartbeats when the run started (ADR 0067). */
+  readonly fleetInstances: number;
 }
 
 /** What the limiter asked of its store, counted on the way through. */
@@ -113,6 +117,9 @@ async function offer(limiter: RateLimiter, calls: StoreCalls, request: RunReques
     if (isRtdbMaxRetry(error) || isContention(error)) counts.maxretry++;
     else counts.otherErrors++;
   };
+  // Every process is up by now: one beat each, so an outage's local windows divide by the whole fleet (ADR 0067).
+  await limiter.fleet?.beat();
+  const fleetInstances = limiter.fleet?.current() ?? 1;
   await sleep(Math.max(0, request.startAtMs - Date.now()));
   let started = 0;
   while (started < total) {
@@ -136,6 +143,7 @@ async function offer(limiter: RateLimiter, calls: StoreCalls, request: RunReques
     leaseTakes: calls.leaseTakes - before.leaseTakes,
     leaseUnits: calls.leaseUnits - before.leaseUnits,
     adjusts: calls.adjusts - before.adjusts,
+    fleetInstances,
   };
 }
 
@@ -156,7 +164,7 @@ async function child(config: WorkerConfig): Promise<void> {
       : await createRedisStore({ url: config.redisUrl ?? '', keyPrefix: 'bench-hot:' });
   const calls = countCalls(store);
   // The library's defaults otherwise (deadline, probe interval, hot-key knobs): the figures are what a user gets.
-  const limiter = await createRateLimiter({ store, policy: config.policy, ...(config.leases ? { hotKeys: {} } : {}) });
+  const limiter = await createRateLimiter({ store, policy: config.policy, ...(config.leases ? { hotKeys: config.hotRatePerSecond === undefined ? {} : { hotRatePerSecond: config.hotRatePerSecond } } : {}) });
   // Connected before the first call, so no connect-time outage (and its probe interval) skews the run.
   await limiter.whenReady(10_000);
   await untilShared(limiter, config.tag);

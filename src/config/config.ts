@@ -26,6 +26,15 @@ export const MINUTE_MS = 60_000;
 export const DEFAULT_TIMEOUT_MS: Readonly<Record<BackendName, number>> = { rtdb: 1500, redis: 500, memory: 1500, sqlite: 500 };
 
 /**
+ * RATE_LIMIT_HOT_KEY_RATE_PER_SECOND when unset. RTDB: transactions on one
+ * node from several instances contend from a few tens a second (issue 18:
+ * maxretry from 200 decisions/s over 10 instances), and `npm run bench --
+ * hot-key` holds the figure there only when keys lease from 20/s. Redis runs
+ * thousands of scripts a second on one key; leasing pays from 200/s.
+ */
+export const DEFAULT_HOT_KEY_RATE_PER_SECOND: Readonly<Record<BackendName, number>> = { rtdb: 20, redis: 200, memory: 200, sqlite: 200 };
+
+/**
  * Everything the service enforces and publishes, parsed once at boot. The
  * limiter, the headers and the /developers page all read this one object, so
  * what is published is what is enforced.
@@ -308,7 +317,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadConfigOptions = 
       outageShare: v.RATE_LIMIT_OUTAGE_SHARE,
       fleetIntervalMs: v.RATE_LIMIT_FLEET_INTERVAL_MS,
       probeIntervalMs: v.RATE_LIMIT_PROBE_INTERVAL_MS,
-      hotKeys: v.RATE_LIMIT_HOT_KEYS === 'off' ? undefined : { hotRatePerSecond: v.RATE_LIMIT_HOT_KEY_RATE_PER_SECOND, maxLeaseUnits: v.RATE_LIMIT_HOT_KEY_MAX_LEASE_UNITS },
+      hotKeys: v.RATE_LIMIT_HOT_KEYS === 'off' ? undefined : { hotRatePerSecond: v.RATE_LIMIT_HOT_KEY_RATE_PER_SECOND ?? DEFAULT_HOT_KEY_RATE_PER_SECOND[v.RATE_LIMIT_BACKEND], maxLeaseUnits: v.RATE_LIMIT_HOT_KEY_MAX_LEASE_UNITS },
     },
     firebase: {
       databaseUrl: v.FIREBASE_DATABASE_URLS?.[0] ?? v.FIREBASE_DATABASE_URL,

@@ -199,7 +199,7 @@ export const knobs = {
     'set RATE_LIMIT_HOT_KEYS to on (a key one instance decides very often is answered from units leased from the shared count) or off (every decision is one shared-store call)',
   ),
   RATE_LIMIT_HOT_KEY_RATE_PER_SECOND: knob(
-    wholeNumber('a whole number of decisions per second', 1, 1_000_000).default(200),
+    wholeNumber('a whole number of decisions per second', 1, 1_000_000).optional(),
     'set RATE_LIMIT_HOT_KEY_RATE_PER_SECOND to the decisions per second, on one instance for one key, at which the key is leased, from 1 to 1000000, e.g. 200',
   ),
   RATE_LIMIT_HOT_KEY_MAX_LEASE_UNITS: knob(

@@ -130,6 +130,16 @@ describe('loadConfig defaults', () => {
     expect(config.http.allowAnyHost).toBe(any);
   });
 
+  it.each([
+    ['rtdb', { FIREBASE_DATABASE_URL: 'https://demo.firebaseio.com' }, 20],
+    ['redis', { REDIS_URL: 'redis://cache:6379' }, 200],
+    ['memory', {}, 200],
+  ] as const)('leases hot keys from %s\'s default rate when RATE_LIMIT_HOT_KEY_RATE_PER_SECOND is unset', (backend, env, rate) => {
+    const config = loadConfig({ RATE_LIMIT_BACKEND: backend, ...env }, { cwd: '/srv', stdoutIsTty: false });
+    expect(config.rateLimit.hotKeys?.hotRatePerSecond).toBe(rate);
+    expect(loadConfig({ RATE_LIMIT_BACKEND: backend, ...env, RATE_LIMIT_HOT_KEY_RATE_PER_SECOND: '50' }, { cwd: '/srv', stdoutIsTty: false }).rateLimit.hotKeys?.hotRatePerSecond).toBe(50);
+  });
+
   it.each(['fleet', 'instance'] as const)('reads RATE_LIMIT_OUTAGE_SHARE=%s', (share) => {
     expect(loadConfig({ RATE_LIMIT_OUTAGE_SHARE: share }, { cwd: '/srv', stdoutIsTty: false }).rateLimit.outageShare).toBe(share);
   });
