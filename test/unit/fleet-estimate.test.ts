@@ -148,6 +148,22 @@ describe('FleetEstimate', () => {
     expect(store.beats).toHaveLength(1);
   });
 
+  it('start waits for the store to be connected before its first beat', async () => {
+    const store = Object.assign(new ScriptedFleet(), { ready: undefined as undefined | ((ready: boolean) => void) });
+    const connecting = Object.assign(store, { whenReady: () => new Promise<boolean>((resolve) => (store.ready = resolve)) });
+    const fleet = new FleetEstimate({ store: connecting, instanceId: 'i-1' });
+    const started = fleet.start();
+    await settle();
+    expect(store.beats).toHaveLength(0);
+    store.ready?.(true);
+    await settle();
+    expect(store.beats).toHaveLength(1);
+    store.beats[0]?.answer(3);
+    await started;
+    expect(fleet.current()).toBe(3);
+    await fleet.close();
+  });
+
   it('start beats at once and then on its interval', async () => {
     jest.useFakeTimers();
     try {

@@ -7,7 +7,7 @@ import type { LimitStore } from './limit-store';
 
 export interface FleetEstimateOptions {
   /** The shared store the heartbeats go to (its `heartbeat`/`leaveFleet`). */
-  readonly store: Pick<LimitStore, 'heartbeat' | 'leaveFleet'>;
+  readonly store: Pick<LimitStore, 'heartbeat' | 'leaveFleet' | 'whenReady'>;
   /** This instance's id in the heartbeats; default host name, pid and 6 random bytes, so restarts and replicas never share one. */
   readonly instanceId?: string;
   /** How often this instance beats. Default 10000. */
@@ -81,12 +81,17 @@ export class FleetEstimate {
     return this.estimate;
   }
 
-  /** Beats once (awaited, bounded by the timeout), then every `intervalMs` on an unref'd timer. */
+  /**
+   * Once the store is connected (at most the timeout), beats, then every
+   * `intervalMs` on an unref'd timer. A beat sent while a client still
+   * connects would wait out its deadline and count this instance alone.
+   */
   async start(): Promise<void> {
     if (this.timer !== undefined || this.closed) return;
     this.timer = setInterval(() => void this.beat(), this.intervalMs);
     this.timer.unref();
-    await this.beat();
+    await this.options.store.whenReady?.(this.timeoutMs);
+    if (!this.closed) await this.beat();
   }
 
   /** One beat now, unless one is in flight (then that one). Never rejects. */
