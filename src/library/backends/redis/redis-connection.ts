@@ -1,5 +1,6 @@
 import { ClientOfflineError, createClient, createCluster } from 'redis';
 import type { RedisConnectionTarget, RedisMode } from './redis-url';
+import { clusterSlotOfKey } from './cluster-slot';
 
 export interface RedisConnectionOptions {
   readonly mode: RedisMode;
@@ -149,6 +150,16 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
     const address = socket?.host !== undefined && socket.port !== undefined ? `${socket.host}:${socket.port}` : undefined;
     await cluster._slots.rediscover(undefined, address === undefined ? undefined : new Set([address]));
   };
+  const hasMaster = (routingKey: string): boolean => (cluster.slots as readonly ({ master?: unknown } | undefined)[])[clusterSlotOfKey(routingKey)]?.master !== undefined;
+  // A slot table that lacks the key's slot (a node answered discovery from a view not yet converged, found by
+  // CI after whenReady had seen every slot) makes node-redis throw a TypeError reading its master. Ask for the
+  // table again once; still missing, the cluster is unreachable for that key (an outage), never a TypeError.
+  const afterPartialTable = async <T>(error: unknown, routingKey: string | undefined, again: () => Promise<T>): Promise<T> => {
+    if (!(error instanceof TypeError) || routingKey === undefined || hasMaster(routingKey)) throw error;
+    await cluster._slots.rediscover(undefined).catch(options.onError);
+    if (closed || !hasMaster(routingKey)) throw new ClientOfflineError();
+    return again();
+  };
   cluster.on('error', options.onError);
   cluster.on('node-error', options.onError);
   cluster.on('node-ready', options.onReady);
@@ -178,12 +189,15 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
     send(command, routingKey) {
       // Before discovery the client has no slot table; fail at once, as a disconnected plain client does.
       if (!cluster.isReady) return Promise.reject(new ClientOfflineError());
-      return cluster.sendCommand(routingKey, false, command as string[]);
+      // async: a throw inside node-redis, before its first await, becomes this promise's rejection.
+      const sent = async (): Promise<unknown> => cluster.sendCommand(routingKey, false, command as string[]);
+      return sent().catch((error: unknown) => afterPartialTable(error, routingKey, sent));
     },
     async loadScript(source, routingKey) {
       if (!cluster.isReady || routingKey === undefined) throw new ClientOfflineError();
       // The key's own master, not SCRIPT LOAD's usual all-nodes fan-out: one unreachable node elsewhere must not fail this shard.
-      const node = await cluster.getNodeClientForKey(routingKey);
+      const nodeOf = async () => cluster.getNodeClientForKey(routingKey);
+      const node = await nodeOf().catch((error: unknown) => afterPartialTable(error, routingKey, nodeOf));
       // One SCRIPT LOAD per node and script however many keys met NOSCRIPT there at once (after a failover, every key of the shard).
       let loads = loadsInFlight.get(node);
       if (loads === undefined) {
