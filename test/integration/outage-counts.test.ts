@@ -28,7 +28,10 @@ const clock = () => nowMs;
 let keySeq = 0;
 const freshKey = () => `tok_counts_${process.pid}_${++keySeq}`;
 
-const common = { timeoutMs: COUNT_DEADLINE_MS, probeIntervalMs: COUNT_PROBE_INTERVAL_MS, clock } as const;
+// One instance per test, whose figure must come out exact: the outage share stays off, because the beat of an
+// earlier test's limiter, closed while its store was unreachable (the proxy's case), counts for a TTL and would
+// halve this one's local share (ADR 0067; outage-fleet-share*.test.ts test the share itself).
+const common = { timeoutMs: COUNT_DEADLINE_MS, probeIntervalMs: COUNT_PROBE_INTERVAL_MS, clock, outageShare: 'instance' } as const;
 
 describe('Redis: counts stay true after a hiccup', () => {
   let redis: RedisServer;
