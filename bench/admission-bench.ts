@@ -19,9 +19,9 @@ export async function runAdmissionBench(): Promise<BenchTable> {
   for (const start of [redisAdmissionBackend, rtdbAdmissionBackend]) {
     const backend = await start();
     try {
-      for (const [name, scenario] of SCENARIOS) {
+      for (const [name, scenario] of SCENARIOS.flatMap(([name, scenario]) => (['fleet', 'instance'] as const).map((share) => [name, { ...scenario, share }] as const))) {
         const r = await measureAdmission(backend, scenario);
-        rows.push([backend.name, name, r.beforeOutage, r.duringOutage, r.afterRecovery, r.admitted, r.aim, r.bound]);
+        rows.push([backend.name, name, scenario.share, r.fleetCounted, r.beforeOutage, r.duringOutage, r.afterRecovery, r.admitted, r.shareAim, r.aim, r.bound]);
       }
     } finally {
       await backend.close();
@@ -29,10 +29,11 @@ export async function runAdmissionBench(): Promise<BenchTable> {
   }
   return {
     title: `Outage admission: calls admitted in one window, 2 instances, limit ${ADMISSION_POLICY.limit}, fail-open`,
-    columns: ['backend', 'scenario', 'before', 'during outage', 'after recovery', 'admitted', 'aim', 'bound'],
+    columns: ['backend', 'scenario', 'outage share', 'fleet counted', 'before', 'during outage', 'after recovery', 'admitted', 'share aim', 'aim without the share', 'bound'],
     rows,
     notes: [
-      'aim = shared count before the outage + sum over instances of (limit - the count that instance last saw)',
+      'aim = shared count before the outage + sum over instances of (limit - the count that instance last saw): each instance counting alone (RATE_LIMIT_OUTAGE_SHARE=instance)',
+      'share aim = the same with each instance admitting max(1, floor((limit - seen) / fleet counted)) (ADR 0067, the default)',
       'bound = instances x limit (the documented fail-open worst case)',
       'before outage accounting the first two rows admitted 28-29 and 35',
     ],

@@ -21,16 +21,27 @@ describe.each([
     await backend?.close();
   });
 
-  test('admits no more than instances x limit, and nothing once the store is back', async () => {
-    const result = await measureAdmission(backend, { before: [2, 2], during: 20, after: 10, restart: false });
+  test('each counting alone (outage share off): admits no more than instances x limit, and nothing once the store is back', async () => {
+    const result = await measureAdmission(backend, { before: [2, 2], during: 20, after: 10, restart: false, share: 'instance' });
     figures[`${name}_frozen`] = result;
     expect(result.admitted).toBeLessThanOrEqual(result.bound);
     expect(result.admitted).toBeLessThanOrEqual(result.aim);
     expect(result.afterRecovery).toBe(0);
   });
 
+  test('with the fleet share (the default): during the outage each instance admits only its share of what it saw left', async () => {
+    const result = await measureAdmission(backend, { before: [2, 2], during: 20, after: 10, restart: false });
+    figures[`${name}_frozen_share`] = result;
+    // Both counted each other by heartbeat (ADR 0067).
+    expect(result.fleetCounted).toBe(2);
+    expect(result.beforeOutage + result.duringOutage).toBeLessThanOrEqual(result.shareAim);
+    // After recovery an instance's grants reach the shared count when it next reaches the store (ADR 0009), so one
+    // that resumes first may still admit what the other granted and has not written back: the window stays within aim.
+    expect(result.admitted).toBeLessThanOrEqual(result.aim);
+  });
+
   test('a store that restarts empty relearns the window from the instances: still within the bound', async () => {
-    const result = await measureAdmission(backend, { before: [2, 2], during: 20, after: 10, restart: true });
+    const result = await measureAdmission(backend, { before: [2, 2], during: 20, after: 10, restart: true, share: 'instance' });
     figures[`${name}_restarted_empty`] = result;
     expect(result.admitted).toBeLessThanOrEqual(result.bound);
     expect(result.afterRecovery).toBe(0);

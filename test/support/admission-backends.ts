@@ -16,10 +16,10 @@ export async function redisAdmissionBackend(): Promise<AdmissionBackend & { clos
   const server = await startRedisServer();
   return {
     name: 'redis',
-    async instances(count, clock) {
+    async instances(count, clock, outageShare) {
       const limiters: RateLimiter[] = [];
       for (let i = 0; i < count; i++) {
-        const limiter = await createRateLimiter({ ...common, clock, store: new RedisWindowStore({ url: server.url, commandTimeoutMs: ADMISSION_DEADLINE_MS }) });
+        const limiter = await createRateLimiter({ ...common, clock, outageShare, store: new RedisWindowStore({ url: server.url, commandTimeoutMs: ADMISSION_DEADLINE_MS }) });
         await limiter.whenReady(5_000);
         limiters.push(limiter);
       }
@@ -38,12 +38,12 @@ export async function rtdbAdmissionBackend(): Promise<AdmissionBackend & { close
   const apps: App[] = [];
   return {
     name: 'rtdb',
-    async instances(count, clock) {
+    async instances(count, clock, outageShare) {
       const limiters: RateLimiter[] = [];
       for (let i = 0; i < count; i++) {
         const app = createAdminApp(server);
         apps.push(app);
-        const limiter = await createRateLimiter({ ...common, clock, store: new RtdbWindowStore({ database: getDatabase(app), rootPath: 'rateLimits', clock }) });
+        const limiter = await createRateLimiter({ ...common, clock, outageShare, store: new RtdbWindowStore({ database: getDatabase(app), rootPath: 'rateLimits', clock }) });
         await limiter.whenReady(5_000);
         limiters.push(limiter);
       }

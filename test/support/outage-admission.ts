@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RateLimitPolicy } from '../../src/library/window/policy';
 import type { RateLimiter } from '../../src/library/limiter/rate-limiter';
+import type { OutageShareMode } from '../../src/library/limiter/outage-share';
 
 /**
  * How many calls a window admits when the shared store fails inside it,
@@ -17,7 +18,7 @@ export const ADMISSION_PROBE_INTERVAL_MS = 200;
 export interface AdmissionBackend {
   readonly name: string;
   /** One limiter per instance, each on its own client (own connection, own cache), all on one server. */
-  instances(count: number, clock: () => number): Promise<RateLimiter[]>;
+  instances(count: number, clock: () => number, outageShare: OutageShareMode): Promise<RateLimiter[]>;
   /** The server stops answering (SIGSTOP): connections stay open. */
   freeze(): Promise<void>;
   thaw(): Promise<void>;
@@ -34,6 +35,8 @@ export interface AdmissionScenario {
   readonly after: number;
   /** Restart the server empty instead of thawing it. */
   readonly restart: boolean;
+  /** RATE_LIMIT_OUTAGE_SHARE; default 'fleet' (ADR 0067). */
+  readonly share?: OutageShareMode;
 }
 
 export interface AdmissionResult {
@@ -45,15 +48,23 @@ export interface AdmissionResult {
   readonly bound: number;
   /** limit plus what the other instances granted that this one could not know: the shared count C plus sum(limit - seen_i). */
   readonly aim: number;
+  /** The live instances each counted (the least of them); 1 where the store keeps no heartbeats or the share is off. */
+  readonly fleetCounted: number;
+  /** aim with each instance's share (ADR 0067): C plus, per instance, max(1, floor((limit - seen_i) / fleetCounted)). */
+  readonly shareAim: number;
 }
 
 export async function measureAdmission(backend: AdmissionBackend, scenario: AdmissionScenario): Promise<AdmissionResult> {
   const { limit, windowMs } = ADMISSION_POLICY;
   // A decision clock pinned inside one window, so the whole scenario is one window whatever the real time.
   const nowMs = (Math.floor(Date.now() / windowMs) + 1) * windowMs + 1_000;
-  const limiters = await backend.instances(scenario.before.length, () => nowMs);
+  const limiters = await backend.instances(scenario.before.length, () => nowMs, scenario.share ?? 'fleet');
   const key = `tok_admission_${process.pid}_${Math.floor(Math.random() * 1e9)}`;
   try {
+    // Each instance beats once more, now that all are up, so each counts the whole fleet (ADR 0067), as it
+    // would within one heartbeat interval in a deployment.
+    for (const limiter of limiters) await limiter.fleet?.beat();
+    const fleetCounted = Math.min(...limiters.map((limiter) => limiter.fleet?.current() ?? 1));
     let beforeOutage = 0;
     const seen: number[] = [];
     for (const [i, calls] of scenario.before.entries()) {
@@ -89,6 +100,8 @@ export async function measureAdmission(backend: AdmissionBackend, scenario: Admi
       afterRecovery,
       bound: limiters.length * limit,
       aim: Math.min(aim, limiters.length * limit),
+      fleetCounted,
+      shareAim: Math.min(aim, sharedBefore + seen.reduce((sum, s) => sum + (limit - s <= 0 ? 0 : Math.max(1, Math.floor((limit - s) / fleetCounted))), 0)),
     };
   } finally {
     await Promise.all(limiters.map((l) => l.close()));

@@ -135,6 +135,7 @@ describe('FleetEstimate', () => {
   it('close waits for a beat in flight, then leaves, so the beat cannot write it back; then beats no more', async () => {
     const { fleet, store, clock } = setup();
     const beat = fleet.beat();
+    await store.last();
     const closing = fleet.close();
     await settle();
     expect(store.left).toEqual([]);
@@ -146,6 +147,29 @@ describe('FleetEstimate', () => {
     fleet.current();
     await settle();
     expect(store.beats).toHaveLength(1);
+  });
+
+  it('a beat asked for as it closes is not sent', async () => {
+    const { fleet, store } = setup();
+    const beat = fleet.beat();
+    await fleet.close();
+    await beat;
+    await settle();
+    expect(store.beats).toHaveLength(0);
+    expect(store.left).toEqual(['i-1']);
+  });
+
+  it('beat() waits for the beat in flight and then sends its own, so its count is no older than the call', async () => {
+    const { fleet, store } = setup();
+    const first = fleet.beat();
+    await store.last();
+    const second = fleet.beat();
+    (await store.last()).answer(1);
+    await first;
+    (await store.last()).answer(4);
+    await second;
+    expect(store.beats).toHaveLength(2);
+    expect(fleet.current()).toBe(4);
   });
 
   it('start waits for the store to be connected before its first beat', async () => {

@@ -77,7 +77,7 @@ export class FleetEstimate {
 
   /** Live instances as last counted, this one included (1 until a beat has answered). Starts a beat when the last is older than the interval. */
   current(): number {
-    if (!this.closed && this.beating === undefined && this.clock() - this.lastBeatAtMs >= this.intervalMs) void this.beat();
+    if (!this.closed && this.beating === undefined && this.clock() - this.lastBeatAtMs >= this.intervalMs) void this.beatOnceAtATime();
     return this.estimate;
   }
 
@@ -88,14 +88,20 @@ export class FleetEstimate {
    */
   async start(): Promise<void> {
     if (this.timer !== undefined || this.closed) return;
-    this.timer = setInterval(() => void this.beat(), this.intervalMs);
+    this.timer = setInterval(() => void this.beatOnceAtATime(), this.intervalMs);
     this.timer.unref();
     await this.options.store.whenReady?.(this.timeoutMs);
-    if (!this.closed) await this.beat();
+    if (!this.closed) await this.beatOnceAtATime();
   }
 
-  /** One beat now, unless one is in flight (then that one). Never rejects. */
-  beat(): Promise<void> {
+  /** One beat that starts now, after the one in flight if any (whose count may predate the caller's news). Never rejects. */
+  async beat(): Promise<void> {
+    await this.beating;
+    return this.beatOnceAtATime();
+  }
+
+  /** The timer's and current()'s beat: the one in flight if any, else a new one. */
+  private beatOnceAtATime(): Promise<void> {
     this.beating ??= this.beatOnce().finally(() => {
       this.beating = undefined;
     });
@@ -104,7 +110,8 @@ export class FleetEstimate {
 
   private async beatOnce(): Promise<void> {
     const { heartbeat } = this.options.store;
-    if (heartbeat === undefined) return;
+    // Closed (a beat asked for as it closed): a beat now would write this instance back after its leave.
+    if (heartbeat === undefined || this.closed) return;
     const nowMs = this.clock();
     this.lastBeatAtMs = nowMs;
     const result = await withDeadline(() => heartbeat.call(this.options.store, this.instanceId, nowMs, this.ttlMs), this.timeoutMs);
