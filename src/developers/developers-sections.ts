@@ -55,9 +55,10 @@ token can make N × ${d.limit} requests in a ${d.windowSeconds}-second window wi
   }
   return html`Each instance admits ${figure('outage-share', 'its share')} of what your token had left: that, divided by
 the number of instances the service counted before the store went down, and at least one request. So all instances
-together admit about what was left of your ${d.limit} per ${d.windowSeconds} s (at most N requests when N instances
-are more than that), and more only if instances were started during the outage. The <code>remaining</code> you are
-told then is this instance's share.`;
+together admit about what was left of your ${d.limit} per ${d.windowSeconds} s while the store is down (at most N
+requests when N instances are more than that), more if instances were started during the outage, and, just after the
+store is back, what another instance granted before it has reported it. The <code>remaining</code> you are told
+during the outage is this instance's share.`;
 }
 
 export function sharingSection(f: DevelopersFacts): SafeHtml {
