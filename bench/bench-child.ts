@@ -69,6 +69,28 @@ export function sendCpuUsage(): void {
 }
 
 /**
+ * The child side for a worker that answers requests (not an HTTP server):
+ * each request message gets `run`'s report sent back, 'cpu' its CPU time,
+ * and 'stop' runs `close` and exits, over IPC so --cpu-prof can write its
+ * profile on a normal exit.
+ */
+export function serveBenchRequests<Request, Report extends Serializable>(run: (request: Request) => Promise<Report>, close: () => unknown = () => undefined): void {
+  process.on('message', (message: Request | 'cpu' | 'stop') => {
+    if (message === 'stop') {
+      void Promise.resolve()
+        .then(close)
+        .finally(() => process.exit(0));
+      return;
+    }
+    if (message === 'cpu') {
+      sendCpuUsage();
+      return;
+    }
+    void run(message).then((report) => process.send?.(report));
+  });
+}
+
+/**
  * The child side for an HTTP server: listens on a free loopback port, sends
  * `ready(server)` once listening, answers 'cpu', and on 'stop' closes the
  * server, runs `cleanUp` and exits, over IPC rather than by a signal so

@@ -7,7 +7,7 @@ import type { Decision } from '../src/library/window/decision';
 import type { RateLimitPolicy } from '../src/library/window/policy';
 import type { RtdbTestServer } from '../test/support/rtdb-server';
 import { createAdminApp, deleteAdminApp } from '../test/support/rtdb-server/admin-app';
-import { sendCpuUsage } from './bench-child';
+import { serveBenchRequests } from './bench-child';
 
 /**
  * One of the processes of `npm run bench -- hot-key`: its own store client
@@ -169,20 +169,10 @@ async function child(config: WorkerConfig): Promise<void> {
   await limiter.whenReady(10_000);
   await untilShared(limiter, config.tag);
   process.send?.({ ready: config.tag });
-  process.on('message', (message: RunRequest | 'cpu' | 'stop') => {
-    if (message === 'stop') {
-      void limiter
-        .close()
-        .then(() => (app === undefined ? undefined : deleteAdminApp(app)))
-        .finally(() => process.exit(0));
-      return;
-    }
-    if (message === 'cpu') {
-      sendCpuUsage();
-      return;
-    }
-    void offer(limiter, calls, message).then((report) => process.send?.(report));
-  });
+  serveBenchRequests(
+    (request: RunRequest) => offer(limiter, calls, request),
+    () => limiter.close().then(() => (app === undefined ? undefined : deleteAdminApp(app))),
+  );
 }
 
 if (require.main === module) {

@@ -6,7 +6,7 @@ import type { UpstreamPolicy } from '../src/library/schedule/upstream-policy';
 import type { UpstreamQuotaStore } from '../src/library/schedule/upstream-quota-store';
 import type { RtdbTestServer } from '../test/support/rtdb-server';
 import { createAdminApp, deleteAdminApp } from '../test/support/rtdb-server/admin-app';
-import { sendCpuUsage } from './bench-child';
+import { serveBenchRequests } from './bench-child';
 
 /**
  * One of the three processes of `npm run bench -- upstream-hot-key`: its own
@@ -110,17 +110,10 @@ async function child(host: string, databaseUrl: string, tag: string): Promise<vo
   const rtdb = new RtdbUpstreamQuotaStore({ database: getDatabase(app), rootPath: 'benchUpstream' });
   await getDatabase(app).ref('benchUpstream/warm').set(1);
   process.send?.({ ready: tag });
-  process.on('message', (message: StepRequest | 'cpu' | 'stop') => {
-    if (message === 'stop') {
-      void rtdb.close().then(() => deleteAdminApp(app)).finally(() => process.exit(0));
-      return;
-    }
-    if (message === 'cpu') {
-      sendCpuUsage();
-      return;
-    }
-    void step(rtdb, message, tag).then((report) => process.send?.(report));
-  });
+  serveBenchRequests(
+    (request: StepRequest) => step(rtdb, request, tag),
+    () => rtdb.close().then(() => deleteAdminApp(app)),
+  );
 }
 
 if (require.main === module) {
