@@ -73,4 +73,40 @@ describe('the upstream quota when its database freezes', () => {
       await firelimit.stop();
     }
   }, 30_000);
+
+  it('fail-open on two instances that count each other by heartbeat: each spaces its local slots on half the rate (ADR 0067)', async () => {
+    const env = {
+      RATE_LIMIT_BACKEND: 'rtdb',
+      FIREBASE_DATABASE_URL: rtdb.databaseUrl,
+      FIREBASE_DATABASE_EMULATOR_HOST: rtdb.host,
+      RATE_LIMIT_TIMEOUT_MS: String(DEADLINE_MS),
+      RATE_LIMIT_PROBE_INTERVAL_MS: '5000',
+      UPSTREAM_MCP_URL: upstream.url,
+      UPSTREAM_RATE: '1/min',
+      UPSTREAM_HEADROOM: '1',
+      UPSTREAM_HOLD_MS: '0',
+      UPSTREAM_GRACE_MS: '1000',
+      UPSTREAM_MAX_WAIT_MS: '600000',
+    };
+    const fleet = [await startFirelimit(env), await startFirelimit(env)];
+    for (const instance of fleet) await instance.service.limiter.fleet?.beat();
+    const [first] = fleet as [(typeof fleet)[number]];
+    const client = await connect(first.url);
+    try {
+      expect(first.service.limiter.fleet?.current()).toBe(2);
+      await client.callTool({ name: 'echo', arguments: { text: 'shared' } });
+      await rtdb.suspend();
+      try {
+        const during = ((await client.callTool({ name: 'echo', arguments: { text: 'during' } })) as CallToolResult)._meta?.['firelimit/upstreamQuota'] as { slotAtMs: number };
+        const next = ((await client.callTool({ name: 'count', arguments: {} })) as CallToolResult)._meta?.['firelimit/upstreamQuota'];
+        // One instance alone spaces them 60 s + the grace; each of two, 120 s + the grace.
+        expect(next).toMatchObject({ status: 'reserved', quota: 'upstream', slotAtMs: during.slotAtMs + 121_000 });
+      } finally {
+        await rtdb.resume();
+      }
+    } finally {
+      await client.close();
+      await Promise.all(fleet.map((instance) => instance.stop()));
+    }
+  }, 30_000);
 });
