@@ -24,8 +24,8 @@ export type SignInAttempt<T> =
 export const DEFAULT_SIGN_IN_MAX_WAIT_MS = 3_000;
 /** How often an attempt waiting on other instances asks the shared budget again (one read per address per instance). */
 export const DEFAULT_SIGN_IN_POLL_MS = 25;
-/** Addresses whose failures are known to have spent the budget, remembered until their window ends. */
-const MAX_SPENT_ADDRESSES = 10_000;
+/** Addresses whose failures are known to have spent the budget, remembered until their window ends; past it the oldest is forgotten. */
+export const MAX_SPENT_ADDRESSES = 10_000;
 
 /** A read of the budget for a credential whose verdict is already known (cached). */
 export interface SignInBudgetRead {
@@ -122,6 +122,11 @@ export class SignInBudget {
     let held = 0;
     for (const state of this.addresses.values()) held += state.held;
     return held;
+  }
+
+  /** Addresses with an attempt under way here; an address's state goes with its last attempt. For tests and metrics. */
+  get trackedAddresses(): number {
+    return this.addresses.size;
   }
 
   /**

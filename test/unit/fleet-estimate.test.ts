@@ -223,3 +223,106 @@ describe('FleetEstimate', () => {
     expect(() => new FleetEstimate({ store: new ScriptedFleet(), ...options })).toThrow(message);
   });
 });
+
+describe('FleetEstimate: edges Stryker found unchecked', () => {
+  it('instances reports the last count without starting a beat (a metrics scrape leaves an idle instance idle)', async () => {
+    const { fleet, store } = setup();
+    expect(fleet.instances).toBe(1);
+    await settle();
+    expect(store.beats).toHaveLength(0);
+  });
+
+  it('the default id ends in its process id and 12 hex digits of randomness', () => {
+    expect(new FleetEstimate({ store: new ScriptedFleet() }).instanceId).toMatch(new RegExp(`-${process.pid}-[0-9a-f]{12}$`));
+  });
+
+  it('accepts 1 ms as interval and timeout', () => {
+    expect(() => new FleetEstimate({ store: new ScriptedFleet(), intervalMs: 1, ttlMs: 2, timeoutMs: 1 })).not.toThrow();
+  });
+
+  it('takes a count of 1 after a larger one (it is alone again)', async () => {
+    const { fleet, store } = setup();
+    for (const count of [3, 1]) {
+      const beat = fleet.beat();
+      (await store.last()).answer(count);
+      await beat;
+    }
+    expect(fleet.current()).toBe(1);
+  });
+
+  it.each<[string, (beat: ScriptedFleet['beats'][number]) => void, string]>([
+    ['an error', (beat) => beat.fail(new Error('down')), 'error'],
+    ['a bad reply', (beat) => beat.answer(0), 'bad_reply'],
+  ])('logs the first failed beat (%s) with its cause and a message', async (_name, badAnswer, cause) => {
+    const { fleet, store, logger } = setup();
+    const beat = fleet.beat();
+    badAnswer(await store.last());
+    await beat;
+    const failures = logger.entries.filter((entry) => entry.fields.event === 'ratelimit.fleet_heartbeat_failed');
+    expect(failures).toEqual([expect.objectContaining({ message: expect.stringContaining('fleet heartbeat failed'), fields: expect.objectContaining({ cause, instances: 1 }) })]);
+  });
+
+  it('logs a change of the count with a message', async () => {
+    const { fleet, store, logger } = setup();
+    const beat = fleet.beat();
+    (await store.last()).answer(2);
+    await beat;
+    expect(logger.entries.find((entry) => entry.fields.event === 'ratelimit.fleet_changed')?.message).toContain('live instances');
+  });
+
+  it('with a store that keeps no heartbeats, beats nothing and logs nothing', async () => {
+    const logger = createCapturingLogger();
+    const fleet = new FleetEstimate({ store: {}, instanceId: 'i-1', logger });
+    await fleet.beat();
+    expect([fleet.current(), logger.entries]).toEqual([1, []]);
+  });
+
+  it('a beat answering after close changes nothing: the instance has left', async () => {
+    const { fleet, store, logger } = setup();
+    const beat = fleet.beat();
+    const closing = fleet.close();
+    (await store.last()).answer(7);
+    await Promise.all([beat, closing]);
+    expect([fleet.instances, logger.entries]).toEqual([1, []]);
+  });
+
+  it('closed twice, leaves once', async () => {
+    const { fleet, store } = setup();
+    await fleet.close();
+    await fleet.close();
+    expect(store.left).toEqual(['i-1']);
+  });
+
+  it('closed while waiting for the connection, never beats', async () => {
+    const store = new ScriptedFleet();
+    let ready!: (ready: boolean) => void;
+    const fleet = new FleetEstimate({ store: Object.assign(store, { whenReady: () => new Promise<boolean>((resolve) => (ready = resolve)) }), instanceId: 'i-1' });
+    const started = fleet.start();
+    await settle();
+    await fleet.close();
+    ready(true);
+    await started;
+    expect(store.beats).toHaveLength(0);
+  });
+
+  it.each([
+    ['started twice', async (fleet: FleetEstimate) => void (await Promise.all([fleet.start(), fleet.start()]))],
+    ['started after close', async (fleet: FleetEstimate) => void (await fleet.close(), await fleet.start())],
+    ['closed after start', async (fleet: FleetEstimate) => void (await fleet.start(), await fleet.close())],
+  ])('%s, runs at most one interval timer, stopped by close', async (_name, run) => {
+    jest.useFakeTimers();
+    try {
+      const store = new ScriptedFleet();
+      store.heartbeat = (instanceId, nowMs, ttlMs) => (store.beats.push({ instanceId, nowMs, ttlMs, answer: () => undefined, fail: () => undefined }), Promise.resolve(2));
+      const fleet = new FleetEstimate({ store, instanceId: 'i-1', intervalMs: 10_000, clock: () => 1_000_000 });
+      await run(fleet);
+      const beatsBefore = store.beats.length;
+      await fleet.close();
+      await jest.advanceTimersByTimeAsync(30_000);
+      expect(store.beats.length).toBe(beatsBefore);
+      expect(beatsBefore).toBeLessThanOrEqual(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});

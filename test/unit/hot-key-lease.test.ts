@@ -41,6 +41,14 @@ describe('the rate meter', () => {
     expect(isHot(meter, 200)).toBe(false);
   });
 
+  it('turns cold when a whole quiet second lies between the hot one and now', () => {
+    let meter: RateMeter | undefined;
+    for (let i = 0; i < 200; i++) meter = meterTick(meter, 5_000 + i);
+    meter = meterTick(meter, 7_100);
+    expect(meter).toEqual({ bucketStartMs: 7_000, count: 1, lastCount: 0 });
+    expect(isHot(meter, 200)).toBe(false);
+  });
+
   it('stays cold below the rate', () => {
     let meter: RateMeter | undefined;
     for (let i = 0; i < 199; i++) meter = meterTick(meter, 5_000 + i * 5);
@@ -71,6 +79,24 @@ describe('answering from a lease', () => {
     expect(answerFromLease(lease, 1500, 6)).toBeUndefined();
     expect(unitsToReturn(lease, 2000)).toBe(0);
     expect(unitsToReturn(lease, 1999)).toBe(5);
+  });
+  it('answers with exactly as many units held as the cost, allowed, with no retry', () => {
+    const answer = answerFromLease(lease, 1500, 5);
+    expect(answer?.lease.unitsLeft).toBe(0);
+    expect(answer?.decisions).toEqual([{ allowed: true, limit: 100, remaining: 50, resetAtMs: 2000, retryAfterMs: 0 }]);
+  });
+  it('a lease over several windows ends with the earliest', () => {
+    const decisions = [
+      { allowed: true, limit: 100, remaining: 50, resetAtMs: 60_000, retryAfterMs: 0 },
+      { allowed: true, limit: 10, remaining: 5, resetAtMs: 2000, retryAfterMs: 0 },
+    ];
+    expect(leaseFrom(3, decisions, ['s1', 's2'])).toEqual({ unitsLeft: 3, expiresAtMs: 2000, decisions, states: ['s1', 's2'] });
+  });
+  it('leases a set only when every policy is a fixed window', () => {
+    expect(canLease([{ name: 'a', limit: 1, windowMs: 1000 }, { name: 'b', limit: 1, windowMs: 60_000, algorithm: 'sliding-window' }] as PolicySet)).toBe(false);
+  });
+  it('takes no share of a count already past the limit', () => {
+    expect(leaseShare(-1, 1, 4, 100)).toBe(0);
   });
   it('leases only fixed windows', () => {
     expect(canLease([{ name: 'a', limit: 1, windowMs: 1000 }, { name: 'b', limit: 1, windowMs: 60_000, algorithm: 'fixed-window' }] as PolicySet)).toBe(true);

@@ -28,6 +28,16 @@ describe('outageWeight', () => {
     expect(outageWeight(set, 1, 10)).toBe(4);
     expect(outageCharge(set, 2, 10)).toBe(4);
   });
+
+  test('the smallest policy caps the weight wherever it stands in the set', () => {
+    const small = { ...policyOf('fixed-window', 5), name: 'small' };
+    const large = { ...policyOf('fixed-window', 100), name: 'large' };
+    expect([outageWeight([small, large], 1, 50), outageWeight([large, small], 1, 50)]).toEqual([5, 5]);
+  });
+
+  test('an estimate that is not a number counts as one instance', () => {
+    expect(outageWeight([policyOf('fixed-window', 120)], 1, Number.NaN)).toBe(1);
+  });
 });
 
 describe('fleetOutageBound', () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { leaseVerdict, sweepLeasePath } from '../../src/library/backends/rtdb/rtdb-sweep-lease';
+import { leaseVerdict, SweepLease, sweepLeasePath } from '../../src/library/backends/rtdb/rtdb-sweep-lease';
+import { FakeLeaseDatabase } from '../support/fake-lease-database';
 import { fcNumRuns } from '../support/fc-num-runs';
 
 const ME = 'me';
@@ -53,5 +54,93 @@ describe('sweepLeasePath', () => {
     ['bench/limiter/x', 'sweeperLeases/bench|limiter|x'],
   ])('%s leases at %s', (root, path) => {
     expect(sweepLeasePath(root)).toBe(path);
+  });
+});
+
+const ROOT = 'rateLimits';
+const PATH = sweepLeasePath(ROOT);
+const NOW_MS = 1_800_000_000_000;
+
+function leaseOn(db: FakeLeaseDatabase, options: { holder?: string; rootPath?: string; clock?: () => number } = {}): SweepLease {
+  return new SweepLease({ database: db.database, rootPath: options.rootPath ?? ROOT, leaseMs: LEASE_MS, clock: options.clock ?? (() => NOW_MS), holder: options.holder ?? 'me' });
+}
+
+describe('SweepLease.tryTake: one sweeper per root at a time', () => {
+  test.each<[string, unknown, boolean, unknown]>([
+    ['takes a free lease until now + leaseMs', undefined, true, { holder: 'me', expiresAtMs: NOW_MS + LEASE_MS }],
+    ['leaves a live lease of another holder as it is', { holder: 'other', expiresAtMs: NOW_MS + 1 }, false, { holder: 'other', expiresAtMs: NOW_MS + 1 }],
+    ['takes over a lease of another holder that expires now', { holder: 'other', expiresAtMs: NOW_MS }, true, { holder: 'me', expiresAtMs: NOW_MS + LEASE_MS }],
+    ['renews its own live lease', { holder: 'me', expiresAtMs: NOW_MS + 5 }, true, { holder: 'me', expiresAtMs: NOW_MS + LEASE_MS }],
+    ['replaces a malformed lease', 'junk', true, { holder: 'me', expiresAtMs: NOW_MS + LEASE_MS }],
+  ])('%s', async (_name, stored, took, after) => {
+    const db = new FakeLeaseDatabase();
+    if (stored !== undefined) db.values.set(PATH, stored);
+    expect(await leaseOn(db).tryTake()).toBe(took);
+    expect(db.values.get(PATH)).toEqual(after);
+  });
+
+  test('goes by the last run of its update: a free cached view, then the server value held by another, is not taken', async () => {
+    const db = new FakeLeaseDatabase();
+    db.values.set(PATH, { holder: 'other', expiresAtMs: NOW_MS + 1 });
+    db.staleViews.set(PATH, null);
+    expect(await leaseOn(db).tryTake()).toBe(false);
+    expect(db.values.get(PATH)).toEqual({ holder: 'other', expiresAtMs: NOW_MS + 1 });
+  });
+
+  test('goes by the last run of its update: a cached view held by another, then the server value free, is taken', async () => {
+    const db = new FakeLeaseDatabase();
+    db.staleViews.set(PATH, { holder: 'other', expiresAtMs: NOW_MS + 1 });
+    expect(await leaseOn(db).tryTake()).toBe(true);
+    expect(db.values.get(PATH)).toEqual({ holder: 'me', expiresAtMs: NOW_MS + LEASE_MS });
+  });
+
+  test('of two sweepers on one root, the second is refused until the first one\'s lease lapses on its own clock', async () => {
+    const db = new FakeLeaseDatabase();
+    let nowMs = NOW_MS;
+    const [a, b] = [leaseOn(db, { holder: 'a', clock: () => nowMs }), leaseOn(db, { holder: 'b', clock: () => nowMs })];
+    expect(await a.tryTake()).toBe(true);
+    nowMs = NOW_MS + LEASE_MS - 1;
+    expect(await b.tryTake()).toBe(false);
+    nowMs = NOW_MS + LEASE_MS;
+    expect(await b.tryTake()).toBe(true);
+    expect(await a.tryTake()).toBe(false);
+  });
+
+  test('runs its transaction on the root\'s own leaf, without applying it locally first', async () => {
+    const db = new FakeLeaseDatabase();
+    await leaseOn(db, { rootPath: 'bench/limiter/x' }).tryTake();
+    expect(db.calls).toEqual([{ path: 'sweeperLeases/bench|limiter|x', applyLocally: false }]);
+  });
+
+  test('rejects when the database does', async () => {
+    const db = new FakeLeaseDatabase();
+    db.failWith = new Error('permission denied');
+    await expect(leaseOn(db).tryTake()).rejects.toThrow('permission denied');
+  });
+});
+
+describe('SweepLease: construction', () => {
+  test.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])('refuses a leaseMs of %p, naming the knob', (leaseMs) => {
+    const db = new FakeLeaseDatabase();
+    expect(() => new SweepLease({ database: db.database, rootPath: ROOT, leaseMs, clock: () => NOW_MS })).toThrow(new RangeError(`leaseMs must be a positive number, got ${leaseMs}`));
+  });
+
+  test('accepts a leaseMs below one ms (any positive number)', () => {
+    const db = new FakeLeaseDatabase();
+    expect(() => new SweepLease({ database: db.database, rootPath: ROOT, leaseMs: 0.5, clock: () => NOW_MS })).not.toThrow();
+  });
+
+  test('keeps the holder it is given', () => {
+    expect(leaseOn(new FakeLeaseDatabase(), { holder: 'instance-7' }).holder).toBe('instance-7');
+  });
+
+  test('without a holder, each lease gets its own random id, so two instances never renew each other\'s lease', async () => {
+    const db = new FakeLeaseDatabase();
+    const make = () => new SweepLease({ database: db.database, rootPath: ROOT, leaseMs: LEASE_MS, clock: () => NOW_MS });
+    const [a, b] = [make(), make()];
+    expect(a.holder).toMatch(/^[0-9a-f-]{36}$/);
+    expect(a.holder).not.toBe(b.holder);
+    expect(await a.tryTake()).toBe(true);
+    expect(await b.tryTake()).toBe(false);
   });
 });

@@ -25,6 +25,10 @@ describe('upstreamOutagePolicy: one instance\'s share of the upstream quota duri
     expect(upstreamOutagePolicy(budgeted, instances, state, T0)).toEqual(expected);
   });
 
+  it.each([1, 0])('%i instances: the very policy object, not a copy', (instances) => {
+    expect(upstreamOutagePolicy(budgeted, instances, seen(60), T0)).toBe(budgeted);
+  });
+
   it('no daily budget stays none', () => {
     const policy = resolveUpstreamPolicy({ limit: 10, windowMs: 1000 });
     expect(upstreamOutagePolicy(policy, 3, null, T0)).toEqual({ ...policy, headroomBp: 3000 });
