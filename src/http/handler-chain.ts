@@ -11,24 +11,42 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
  */
 export function handlerChain(handlers: readonly RequestHandler[]): RequestHandler {
   return function chained(req: Request, res: Response, done: NextFunction): void {
-    let index = 0;
-    const next = (error?: unknown): void => {
-      if (error) {
-        done(error);
-        return;
-      }
-      const handler = handlers[index++];
-      if (handler === undefined) {
-        done();
-        return;
-      }
-      try {
-        const result: unknown = handler(req, res, next);
-        if (result instanceof Promise) result.catch((rejection: unknown) => done(rejection || new Error('Rejected promise')));
-      } catch (thrown) {
-        done(thrown);
-      }
-    };
-    next();
+    new ChainRun(handlers, req, res, done).next();
   };
+}
+
+/**
+ * One request's walk along the chain. `next` is a bound method, not a named
+ * closure: under tsx (what `npm start` runs) every named closure built per
+ * request also costs a `defineProperty` for its name.
+ */
+class ChainRun {
+  private index = 0;
+  readonly next: (error?: unknown) => void = this.step.bind(this);
+
+  constructor(
+    private readonly handlers: readonly RequestHandler[],
+    private readonly req: Request,
+    private readonly res: Response,
+    private readonly done: NextFunction,
+  ) {}
+
+  private step(error?: unknown): void {
+    const { done } = this;
+    if (error) {
+      done(error);
+      return;
+    }
+    const handler = this.handlers[this.index++];
+    if (handler === undefined) {
+      done();
+      return;
+    }
+    try {
+      const result: unknown = handler(this.req, this.res, this.next);
+      if (result instanceof Promise) result.catch((rejection: unknown) => done(rejection || new Error('Rejected promise')));
+    } catch (thrown) {
+      done(thrown);
+    }
+  }
 }

@@ -3,6 +3,7 @@ import { classifyInboundRequest, isInitializeRequest, PROTOCOL_VERSION_META_KEY,
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isJsonContentType } from './body-headers';
 import { isJsonRpcRequest } from './json-rpc-shape';
+import { plainModernRoute } from './plain-modern-request';
 import { jsonRpcError, requestIdOf } from '../library/express';
 import { modernRequestProblem } from './modern-header-check';
 import { setMcpEra, type McpEra } from './request-locals';
@@ -34,7 +35,9 @@ const INVALID_REQUEST = -32600;
  * 3. `classifyInboundRequest` (the SDK's era decision and its ladder's first
  *    rungs): a 2026-07-28 request (its `_meta` envelope) or a 2025-era one;
  *    a malformed envelope or a header that contradicts the body is refused
- *    with the SDK's status, code and message.
+ *    with the SDK's status, code and message. The ordinary request of
+ *    either era (plainLegacyRequest, ./plain-modern-request) is routed in
+ *    plain code, as the classifier would route it.
  * 4. 2026 era: the rungs the SDK's entry asks next (./modern-header-check):
  *    a revision it serves (-32022), then `MCP-Protocol-Version`, `Mcp-Method`
  *    and a `Mcp-Name` that mirrors the body (-32020), all 400.
@@ -54,13 +57,16 @@ export function inspectMcpRequest(headers: IncomingHttpHeaders, body: unknown): 
   if (!isJsonContentType(headers['content-type'])) {
     return refuse(415, SDK_TRANSPORT_ERROR, 'Unsupported Media Type: Content-Type must be application/json');
   }
-  const outcome = plainLegacyRequest(headers, body) ? LEGACY : classifyInboundRequest({
-    httpMethod: 'POST',
-    protocolVersionHeader: headerValue(headers['mcp-protocol-version']),
-    mcpMethodHeader: headerValue(headers['mcp-method']),
-    mcpNameHeader: headerValue(headers['mcp-name']),
-    body,
-  });
+  const outcome = plainLegacyRequest(headers, body)
+    ? LEGACY
+    : (plainModernRoute(headers, body) ??
+      classifyInboundRequest({
+        httpMethod: 'POST',
+        protocolVersionHeader: headerValue(headers['mcp-protocol-version']),
+        mcpMethodHeader: headerValue(headers['mcp-method']),
+        mcpNameHeader: headerValue(headers['mcp-name']),
+        body,
+      }));
   if (outcome.kind === 'reject') {
     return { ok: false, problem: { status: outcome.httpStatus, code: outcome.code, message: outcome.message, ...(outcome.data === undefined ? {} : { data: outcome.data }) } };
   }

@@ -29,55 +29,88 @@ export type BodyRead =
  * Never rejects: every outcome is a value for the adapter to translate.
  */
 export function readBoundedBody(req: IncomingMessage, limits: BodyReadLimits): Promise<BodyRead> {
-  return new Promise<BodyRead>((resolve) => {
-    const chunks: Buffer[] = [];
-    let receivedBytes = 0;
-    let settled = false;
-    const timers: { idle?: NodeJS.Timeout; total?: NodeJS.Timeout } = {};
+  return new Promise<BodyRead>((resolve) => new BoundedRead(req, limits, resolve).start());
+}
 
-    const settle = (result: BodyRead): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timers.idle);
-      clearTimeout(timers.total);
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onAborted);
-      req.off('close', onClose);
-      // Whatever is still in flight stays unread; the answer closes the connection.
-      if (!result.ok) req.pause();
-      resolve(result);
-    };
-    const armIdle = (): void => {
-      clearTimeout(timers.idle);
-      timers.idle = setTimeout(() => settle({ ok: false, problem: 'idle_timeout', idleTimeoutMs: limits.idleTimeoutMs }), limits.idleTimeoutMs);
-    };
-    const onData = (chunk: Buffer): void => {
-      receivedBytes += chunk.length;
-      if (receivedBytes > limits.maxBodyBytes) {
-        settle({ ok: false, problem: 'too_large', maxBodyBytes: limits.maxBodyBytes });
-        return;
-      }
-      chunks.push(chunk);
-      if (timers.total !== undefined) armIdle();
-    };
-    const onEnd = (): void => settle({ ok: true, bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, receivedBytes) });
-    const onAborted = (): void => settle({ ok: false, problem: 'aborted' });
-    const onClose = (): void => {
-      if (!req.complete) onAborted();
-    };
+/**
+ * One read's state. Its listeners are bound methods, not named closures:
+ * under tsx (what `npm start` runs) every named closure built per request
+ * also costs a `defineProperty` for its name.
+ */
+class BoundedRead {
+  private readonly chunks: Buffer[] = [];
+  private receivedBytes = 0;
+  private settled = false;
+  private idleTimer?: NodeJS.Timeout;
+  private totalTimer?: NodeJS.Timeout;
+  private readonly onData = this.data.bind(this);
+  private readonly onEnd = this.end.bind(this);
+  private readonly onAborted = this.aborted.bind(this);
+  private readonly onClose = this.close.bind(this);
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly limits: BodyReadLimits,
+    private readonly resolve: (result: BodyRead) => void,
+  ) {}
+
+  start(): void {
+    const { req } = this;
     if (req.readableEnded) {
       // Nothing left to read (a body-less request that already ended).
-      onEnd();
+      this.end();
       return;
     }
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onAborted);
-    req.on('close', onClose);
+    req.on('data', this.onData);
+    req.on('end', this.onEnd);
+    req.on('error', this.onAborted);
+    req.on('close', this.onClose);
     // The whole body already parsed into memory (a small body in the head's packet): nothing can keep it waiting.
     if (req.complete) return;
-    timers.total = setTimeout(() => settle({ ok: false, problem: 'total_timeout', totalTimeoutMs: limits.totalTimeoutMs }), limits.totalTimeoutMs);
-    armIdle();
-  });
+    this.totalTimer = setTimeout(() => this.settle({ ok: false, problem: 'total_timeout', totalTimeoutMs: this.limits.totalTimeoutMs }), this.limits.totalTimeoutMs);
+    this.armIdle();
+  }
+
+  private settle(result: BodyRead): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.idleTimer);
+    clearTimeout(this.totalTimer);
+    const { req } = this;
+    req.off('data', this.onData);
+    req.off('end', this.onEnd);
+    req.off('error', this.onAborted);
+    req.off('close', this.onClose);
+    // Whatever is still in flight stays unread; the answer closes the connection.
+    if (!result.ok) req.pause();
+    this.resolve(result);
+  }
+
+  private armIdle(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => this.settle({ ok: false, problem: 'idle_timeout', idleTimeoutMs: this.limits.idleTimeoutMs }), this.limits.idleTimeoutMs);
+  }
+
+  private data(chunk: Buffer): void {
+    this.receivedBytes += chunk.length;
+    if (this.receivedBytes > this.limits.maxBodyBytes) {
+      this.settle({ ok: false, problem: 'too_large', maxBodyBytes: this.limits.maxBodyBytes });
+      return;
+    }
+    this.chunks.push(chunk);
+    if (this.totalTimer !== undefined) this.armIdle();
+  }
+
+  private end(): void {
+    const { chunks } = this;
+    this.settle({ ok: true, bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.receivedBytes) });
+  }
+
+  private aborted(): void {
+    this.settle({ ok: false, problem: 'aborted' });
+  }
+
+  private close(): void {
+    if (!this.req.complete) this.aborted();
+  }
 }

@@ -42,16 +42,7 @@ export function createRefusedRequestBudget(options: RefusedRequestBudgetOptions)
           writeBudgetRefusal(res, null, spentBudgetRefusal(budget, clock()), clock(), { reason: 'refused_requests', tooMany: 'malformed, oversized or unsupported requests with this token' });
           return;
         }
-        const isCountedRefusal = (): boolean => REFUSAL_STATUSES.has(res.statusCode) && decisionOf(res) === undefined;
-        beforeHeaders(res, () => {
-          // The budget that governs this answer, as it stands once this refusal is counted.
-          if (isCountedRefusal()) setRateLimitHeaders(res, countedOnce(budget), clock());
-        });
-        res.once('finish', () => {
-          if (!isCountedRefusal()) return;
-          // Memory limiter: cannot fail on I/O; a thrown validation error has nowhere better to go.
-          limiter.consume(token.id).catch(() => undefined);
-        });
+        watchForRefusal(res, { budget, clock, limiter, tokenId: token.id, writeHead: res.writeHead });
         next();
       })
       .catch(next);
@@ -64,20 +55,50 @@ function countedOnce(budget: Decision): Decision {
   return { ...budget, remaining, policies: budget.policies.map((policy) => ({ ...policy, remaining: Math.max(0, policy.remaining - 1) })) };
 }
 
+/** What a request's answer needs to count itself as a refusal: the budget as read, and the original writeHead. */
+interface RefusalWatch {
+  readonly budget: Decision;
+  readonly clock: () => number;
+  readonly limiter: RateLimiter;
+  readonly tokenId: string;
+  readonly writeHead: Response['writeHead'];
+  headersWritten?: true;
+}
+
+/** Where a response keeps its watch: one property, so the hooks below are shared functions, not closures built per request. */
+const WATCH = Symbol('refusedRequestWatch');
+type WatchedResponse = Response & { [WATCH]?: RefusalWatch };
+
 /**
- * Runs `fn` just before the status line and headers are written, whoever
- * writes them (res.json, res.end, a stream): Node's implicit header goes
- * through writeHead too. `fn` may still set headers.
+ * Just before the status line and headers are written, whoever writes them
+ * (res.json, res.end, a stream: Node's implicit header goes through
+ * writeHead too), a counted refusal gets this budget's headers; once the
+ * answer is sent, it takes its unit.
  */
-function beforeHeaders(res: Response, fn: () => void): void {
-  const writeHead = res.writeHead;
-  let ran = false;
-  res.writeHead = function patchedWriteHead(this: Response, ...args: Parameters<Response['writeHead']>) {
-    if (!ran) {
-      ran = true;
-      if (typeof args[0] === 'number') res.statusCode = args[0];
-      fn();
-    }
-    return writeHead.apply(this, args);
-  } as Response['writeHead'];
+function watchForRefusal(res: Response, watch: RefusalWatch): void {
+  (res as WatchedResponse)[WATCH] = watch;
+  res.writeHead = writeHeadWatched as Response['writeHead'];
+  res.once('finish', countOnFinish);
+}
+
+function isCountedRefusal(res: Response): boolean {
+  return REFUSAL_STATUSES.has(res.statusCode) && decisionOf(res) === undefined;
+}
+
+function writeHeadWatched(this: WatchedResponse, ...args: Parameters<Response['writeHead']>): Response {
+  const watch = this[WATCH] as RefusalWatch;
+  if (watch.headersWritten === undefined) {
+    watch.headersWritten = true;
+    if (typeof args[0] === 'number') this.statusCode = args[0];
+    // The budget that governs this answer, as it stands once this refusal is counted.
+    if (isCountedRefusal(this)) setRateLimitHeaders(this, countedOnce(watch.budget), watch.clock());
+  }
+  return watch.writeHead.apply(this, args);
+}
+
+function countOnFinish(this: WatchedResponse): void {
+  const watch = this[WATCH] as RefusalWatch;
+  if (!isCountedRefusal(this)) return;
+  // Memory limiter: cannot fail on I/O; a thrown validation error has nowhere better to go.
+  watch.limiter.consume(watch.tokenId).catch(() => undefined);
 }

@@ -87,13 +87,14 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       limiter: options.limiter,
       tier: options.policyFor(token),
       clock: options.clock,
-      ...(budgetsOf !== undefined ? { budgets: () => budgetsOf(res) } : {}),
+      ...(budgetsOf !== undefined ? { budgets: budgetsOf.bind(undefined, res) } : {}),
       waitBudget: waitBudgetOf(res),
     };
     const authInfo = authInfoFor(context);
     const body = progressIfStreamed(req.body, req.headers.accept);
     const gone = new CallerGone();
-    const relayCut = (why: string): void => options.logger.warn('relayed stream cut: its caller does not read it', { event: 'mcp.relay_cut', why, tokenId: token.id });
+    // Bound, not a named closure: under tsx every named closure built per request also costs a defineProperty.
+    const relayCut = warnRelayCut.bind(undefined, options.logger, token.id);
     res.on('close', () => {
       if (!res.writableFinished) gone.abort();
     });
@@ -129,6 +130,10 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     }
   };
   return Object.assign(handler, { serversBuilt: () => 2 + modernPool.built });
+}
+
+function warnRelayCut(logger: Logger, tokenId: string, why: string): void {
+  logger.warn('relayed stream cut: its caller does not read it', { event: 'mcp.relay_cut', why, tokenId });
 }
 
 /** Straight to Node, not res.json(): Express would hash every answer for an ETag no POST is revalidated with. */

@@ -1,4 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
+import { DeferredCounts } from './deferred-counts';
 import type { Decision } from '../library';
 import type { ChargeEvents } from '../policies/charge-events';
 import type { Charge } from '../policies/resolve-charges';
@@ -15,20 +16,29 @@ export class ChargeMetrics implements ChargeEvents {
   private readonly charges: Counter<ChargeLabels>;
   private readonly units: Counter<Exclude<ChargeLabels, 'result'>>;
   private readonly shadowRefusals: Counter<'scope' | 'tier' | 'tool' | 'rule'>;
+  private readonly pendingCharges = new DeferredCounts<ChargeLabels>(['scope', 'tier', 'tool', 'rule', 'shadow', 'result']);
+  private readonly pendingUnits = new DeferredCounts<Exclude<ChargeLabels, 'result'>>(['scope', 'tier', 'tool', 'rule', 'shadow']);
 
   constructor(registry: Registry) {
     const registers = [registry];
+    const { pendingCharges, pendingUnits } = this;
     this.charges = new Counter({
       name: 'firelimit_charges_total',
       help: 'Limiter charges a request made, by scope (tier, free, rule, tool), tier, tool and rule (empty when none), whether shadow, and result (allowed, limited, unavailable).',
       labelNames: ['scope', 'tier', 'tool', 'rule', 'shadow', 'result'],
       registers,
+      collect() {
+        pendingCharges.flushInto(this);
+      },
     });
     this.units = new Counter({
       name: 'firelimit_charged_units_total',
       help: 'Units charged (the tier counts cost units; free, rule and tool scopes count calls), by scope, tier, tool, rule and shadow.',
       labelNames: ['scope', 'tier', 'tool', 'rule', 'shadow'],
       registers,
+      collect() {
+        pendingUnits.flushInto(this);
+      },
     });
     this.shadowRefusals = new Counter({
       name: 'firelimit_shadow_refusals_total',
@@ -42,8 +52,9 @@ export class ChargeMetrics implements ChargeEvents {
     const labels = labelsOf(charge);
     const shadow = charge.shadow ? 'true' : 'false';
     const result = decision.allowed ? 'allowed' : decision.reason === 'backend_unavailable' ? 'unavailable' : 'limited';
-    this.charges.inc({ ...labels, shadow, result });
-    if (decision.allowed && charge.cost > 0) this.units.inc({ ...labels, shadow }, charge.cost);
+    const key = `${labels.scope}\u0000${labels.tier}\u0000${labels.tool}\u0000${labels.rule}\u0000${shadow}`;
+    this.pendingCharges.add(`${key}\u0000${result}`, { ...labels, shadow, result }, 1);
+    if (decision.allowed && charge.cost > 0) this.pendingUnits.add(key, { ...labels, shadow }, charge.cost);
   }
 
   recordShadowRefusal(charge: Charge): void {

@@ -109,12 +109,6 @@ export function resolveCharges(config: ResolverConfig, calls: readonly CallTarge
   const tierSource = configured === undefined ? 'fallback' : 'tier';
   const caller: Caller = { tokenId: token.id, tier: tier.name, ...(token.address !== undefined ? { address: token.address } : {}) };
   const charges = new Map<string, Charge>();
-  const add = (charge: Charge): void => {
-    const held = charges.get(charge.key);
-    // One key is always one scope of one token, so it holds the same set for every message.
-    if (held === undefined) charges.set(charge.key, charge);
-    else charges.set(charge.key, { ...held, cost: held.cost + charge.cost, ...(held.tool === charge.tool ? {} : { tool: SEVERAL_TOOLS }) });
-  };
 
   const messages: MessagePrice[] = [];
   for (const target of calls) {
@@ -122,19 +116,19 @@ export function resolveCharges(config: ResolverConfig, calls: readonly CallTarge
     messages.push(price);
     const known = target.tool !== undefined && config.tools?.has(target.tool) === true ? { tool: target.tool } : {};
     if (price.cost === 0) {
-      add({ key: freeKeyOf(token.id), scope: 'free', policies: config.policies.free, cost: 1, source: 'free', shadow: false, tier: tier.name, ...known });
+      addCharge(charges, { key: freeKeyOf(token.id), scope: 'free', policies: config.policies.free, cost: 1, source: 'free', shadow: false, tier: tier.name, ...known });
     } else {
       const override = overrideFor(overrides, token.id, tier.name, undefined, nowMs);
       if (override === undefined || override.shadow) {
-        add({ key: tierKeyOf(token.id), scope: 'tier', policies: tier.policies, cost: price.cost, source: tierSource, shadow: false, tier: tier.name, ...known });
+        addCharge(charges, { key: tierKeyOf(token.id), scope: 'tier', policies: tier.policies, cost: price.cost, source: tierSource, shadow: false, tier: tier.name, ...known });
       } else {
-        add({ key: tierKeyOf(token.id), scope: 'tier', policies: override.policies, cost: price.cost, source: 'override', shadow: false, tier: tier.name, ...known });
+        addCharge(charges, { key: tierKeyOf(token.id), scope: 'tier', policies: override.policies, cost: price.cost, source: 'override', shadow: false, tier: tier.name, ...known });
       }
       if (override?.shadow === true) {
-        add({ key: shadowKeyOf(token.id, undefined), scope: 'tier', policies: override.policies, cost: price.cost, source: 'override', shadow: true, tier: tier.name, ...known });
+        addCharge(charges, { key: shadowKeyOf(token.id, undefined), scope: 'tier', policies: override.policies, cost: price.cost, source: 'override', shadow: true, tier: tier.name, ...known });
       }
     }
-    for (const charge of extraCharges(config.policies, target, caller, overrides, nowMs)) add(charge);
+    for (const charge of extraCharges(config.policies, target, caller, overrides, nowMs)) addCharge(charges, charge);
   }
   return { tokenId: token.id, charges: [...charges.values()], messages, tier, tierSource };
 }
@@ -184,4 +178,12 @@ function extraCharges(policies: PoliciesConfig, target: CallTarget, caller: Call
     });
   }
   return out;
+}
+
+/** A module function, not a closure per call: under tsx every named closure built per request also costs a defineProperty. */
+function addCharge(charges: Map<string, Charge>, charge: Charge): void {
+  const held = charges.get(charge.key);
+  // One key is always one scope of one token, so it holds the same set for every message.
+  if (held === undefined) charges.set(charge.key, charge);
+  else charges.set(charge.key, { ...held, cost: held.cost + charge.cost, ...(held.tool === charge.tool ? {} : { tool: SEVERAL_TOOLS }) });
 }
