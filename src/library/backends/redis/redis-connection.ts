@@ -227,7 +227,9 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
     shardOfSlot(slot) {
       const shards = cluster.slots as readonly object[];
       const shard = shards[slot];
-      if (shard === undefined) return undefined;
+      // A slot the table lacks while the others are known (a discovery during a failover): its own outage, so
+      // its keys' failures do not open the whole store's and put every other shard on local windows.
+      if (shard === undefined) return cluster.isReady ? SLOTS_WITHOUT_A_MASTER : undefined;
       let name = rangeNames.get(shard);
       if (name === undefined) {
         // Once per shard object per topology: the run of slots that share it.
@@ -254,6 +256,7 @@ function openCluster(options: RedisConnectionOptions): RedisConnection {
 }
 
 const CLUSTER_SLOT_COUNT = 16_384;
+const SLOTS_WITHOUT_A_MASTER = 'slots without a master';
 const PARTIAL_TABLE_RETRY_MS = 250;
 
 function slotsCovered(slots: readonly unknown[]): boolean {
