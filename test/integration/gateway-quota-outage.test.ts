@@ -26,20 +26,23 @@ describe('the upstream quota when its database freezes', () => {
     await rtdb.close();
   });
 
+  /** RTDB with a short deadline; the upstream at 1/min, every call reserved (no hold), a 1 s grace. */
+  const quotaEnv = (): NodeJS.ProcessEnv => ({
+    RATE_LIMIT_BACKEND: 'rtdb',
+    FIREBASE_DATABASE_URL: rtdb.databaseUrl,
+    FIREBASE_DATABASE_EMULATOR_HOST: rtdb.host,
+    RATE_LIMIT_TIMEOUT_MS: String(DEADLINE_MS),
+    RATE_LIMIT_PROBE_INTERVAL_MS: '5000',
+    UPSTREAM_MCP_URL: upstream.url,
+    UPSTREAM_RATE: '1/min',
+    UPSTREAM_HEADROOM: '1',
+    UPSTREAM_HOLD_MS: '0',
+    UPSTREAM_GRACE_MS: '1000',
+    UPSTREAM_MAX_WAIT_MS: '600000',
+  });
+
   it('fail-open: calls are still answered within the deadline, on a local cursor that starts from the shared one, and are counted as unshared', async () => {
-    const firelimit = await startFirelimit({
-      RATE_LIMIT_BACKEND: 'rtdb',
-      FIREBASE_DATABASE_URL: rtdb.databaseUrl,
-      FIREBASE_DATABASE_EMULATOR_HOST: rtdb.host,
-      RATE_LIMIT_TIMEOUT_MS: String(DEADLINE_MS),
-      RATE_LIMIT_PROBE_INTERVAL_MS: '5000',
-      UPSTREAM_MCP_URL: upstream.url,
-      UPSTREAM_RATE: '1/min',
-      UPSTREAM_HEADROOM: '1',
-      UPSTREAM_HOLD_MS: '0',
-      UPSTREAM_GRACE_MS: '1000',
-      UPSTREAM_MAX_WAIT_MS: '600000',
-    });
+    const firelimit = await startFirelimit(quotaEnv());
     const client = await connect(firelimit.url);
     try {
       // Healthy first: the shared cursor takes the call, and the next slot is a minute on.
@@ -75,20 +78,7 @@ describe('the upstream quota when its database freezes', () => {
   }, 30_000);
 
   it('fail-open on two instances that count each other by heartbeat: each spaces its local slots on half the rate (ADR 0067)', async () => {
-    const env = {
-      RATE_LIMIT_BACKEND: 'rtdb',
-      FIREBASE_DATABASE_URL: rtdb.databaseUrl,
-      FIREBASE_DATABASE_EMULATOR_HOST: rtdb.host,
-      RATE_LIMIT_TIMEOUT_MS: String(DEADLINE_MS),
-      RATE_LIMIT_PROBE_INTERVAL_MS: '5000',
-      UPSTREAM_MCP_URL: upstream.url,
-      UPSTREAM_RATE: '1/min',
-      UPSTREAM_HEADROOM: '1',
-      UPSTREAM_HOLD_MS: '0',
-      UPSTREAM_GRACE_MS: '1000',
-      UPSTREAM_MAX_WAIT_MS: '600000',
-    };
-    const fleet = [await startFirelimit(env), await startFirelimit(env)];
+    const fleet = [await startFirelimit(quotaEnv()), await startFirelimit(quotaEnv())];
     for (const instance of fleet) await instance.service.limiter.fleet?.beat();
     const [first] = fleet as [(typeof fleet)[number]];
     const client = await connect(first.url);
