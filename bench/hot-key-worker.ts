@@ -8,6 +8,7 @@ import type { RateLimitPolicy } from '../src/library/window/policy';
 import type { RtdbTestServer } from '../test/support/rtdb-server';
 import { createAdminApp, deleteAdminApp } from '../test/support/rtdb-server/admin-app';
 import { serveBenchRequests } from './bench-child';
+import { offerOpenLoop } from './open-loop';
 
 /**
  * One of the processes of `npm run bench -- hot-key`: its own store client
@@ -100,9 +101,7 @@ async function offer(limiter: RateLimiter, calls: StoreCalls, request: RunReques
   const admittedByResetAtMs: Record<string, number> = {};
   const counts = { answered: 0, refused: 0, local: 0, localAllowed: 0, maxretry: 0, otherErrors: 0 };
   const latenciesMs: number[] = [];
-  const pending: Promise<void>[] = [];
   const total = Math.round((request.perSecond * request.durationMs) / 1000);
-  const endMs = request.startAtMs + request.durationMs;
   const answer = (decision: Decision, t0: number): void => {
     counts.answered++;
     latenciesMs.push(performance.now() - t0);
@@ -120,19 +119,10 @@ async function offer(limiter: RateLimiter, calls: StoreCalls, request: RunReques
   // Every process is up by now: one beat each, so an outage's local windows divide by the whole fleet (ADR 0067).
   await limiter.fleet?.beat();
   const fleetInstances = limiter.fleet?.current() ?? 1;
-  await sleep(Math.max(0, request.startAtMs - Date.now()));
-  let started = 0;
-  while (started < total) {
-    const dueMs = request.startAtMs + (started * 1000) / request.perSecond;
-    if (Date.now() < dueMs) {
-      await sleep(Math.min(5, dueMs - Date.now()));
-      continue;
-    }
-    started++;
+  await offerOpenLoop(request.startAtMs, request.perSecond, total, DRAIN_MS, () => {
     const t0 = performance.now();
-    pending.push(limiter.consume(request.key).then((decision) => answer(decision, t0), fail));
-  }
-  await Promise.race([Promise.all(pending), sleep(Math.max(0, endMs + DRAIN_MS - Date.now()))]);
+    return limiter.consume(request.key).then((decision) => answer(decision, t0), fail);
+  });
   const { answered, ...rest } = counts;
   return {
     offered: total,

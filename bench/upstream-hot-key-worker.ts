@@ -7,6 +7,7 @@ import type { UpstreamQuotaStore } from '../src/library/schedule/upstream-quota-
 import type { RtdbTestServer } from '../test/support/rtdb-server';
 import { createAdminApp, deleteAdminApp } from '../test/support/rtdb-server/admin-app';
 import { serveBenchRequests } from './bench-child';
+import { offerOpenLoop } from './open-loop';
 
 /**
  * One of the three processes of `npm run bench -- upstream-hot-key`: its own
@@ -46,7 +47,6 @@ export interface StepReport {
 /** How long after its end a step waits for its last answers. */
 const DRAIN_MS = 10_000;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * firebase's transaction gives up with `new Error('maxretry')` after 25 runs; the store retries that
@@ -62,20 +62,11 @@ async function step(rtdb: RtdbUpstreamQuotaStore, request: StepRequest, tag: str
   const before = rtdb.stats;
   const counts = { answered: 0, answeredInTime: 0, runs: 0, reserved: 0, rejected: 0, maxretry: 0, otherErrors: 0 };
   const latenciesMs: number[] = [];
-  const pending: Promise<void>[] = [];
   const total = Math.round((request.perSecond * request.durationMs) / 1000);
   const endMs = request.startAtMs + request.durationMs;
-  await sleep(Math.max(0, request.startAtMs - Date.now()));
-  let started = 0;
-  while (started < total) {
-    const dueMs = request.startAtMs + (started * 1000) / request.perSecond;
-    if (Date.now() < dueMs) {
-      await sleep(Math.min(5, dueMs - Date.now()));
-      continue;
-    }
-    const i = started++;
+  await offerOpenLoop(request.startAtMs, request.perSecond, total, DRAIN_MS, (i) => {
     const t0 = performance.now();
-    const call = store.schedule(request.key, Date.now(), { tokenId: `tok_${tag}_${i}`, tool: 'search' }, request.policy).then(
+    return store.schedule(request.key, Date.now(), { tokenId: `tok_${tag}_${i}`, tool: 'search' }, request.policy).then(
       ({ outcome }) => {
         counts.answered++;
         if (Date.now() <= endMs + 1000) counts.answeredInTime++;
@@ -89,9 +80,7 @@ async function step(rtdb: RtdbUpstreamQuotaStore, request: StepRequest, tag: str
         else counts.otherErrors++;
       },
     );
-    pending.push(call);
-  }
-  await Promise.race([Promise.all(pending), sleep(Math.max(0, endMs + DRAIN_MS - Date.now()))]);
+  });
   const after = rtdb.stats;
   return {
     offered: total,
