@@ -2,6 +2,7 @@ import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter
 import type { ConsumeOptions, RateLimiter } from '../../src/library/limiter/rate-limiter';
 import { WaitBudget } from '../../src/library/limiter/wait-budget';
 import { SignInBudget, type SignInVerdict } from '../../src/http/sign-in-budget';
+import { deferred } from '../support/deferred';
 
 // What SignInBudget asks the shared store, call by call: the short cuts that save a store read, the
 // policy and the wait budget each call carries, and when a waiting attempt asks again.
@@ -18,12 +19,6 @@ const OTHER = { name: 'other', limit: 100, windowMs: 3_600_000 };
 const VALID: SignInVerdict<string> = { kind: 'valid', value: 'tok_1' };
 const INVALID: SignInVerdict<string> = { kind: 'invalid' };
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((res) => (resolve = res));
-  return { promise, resolve };
-}
 
 /** One instance's view of the shared limiter: every consume and refund written down as `op key cost policy budget`. */
 interface Recorder {

@@ -1,6 +1,7 @@
 import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
 import type { RateLimiter } from '../../src/library/limiter/rate-limiter';
 import { MAX_SPENT_ADDRESSES, SignInBudget, type SignInAttempt, type SignInVerdict } from '../../src/http/sign-in-budget';
+import { deferred } from '../support/deferred';
 
 // Who wakes whom among the attempts of one address on one instance, how long an address's state
 // and the spent-address memory last, and the default poll sleep.
@@ -12,12 +13,6 @@ const KEY = 'addr:203-0-113-7';
 const VALID: SignInVerdict<string> = { kind: 'valid', value: 'tok_1' };
 const INVALID: SignInVerdict<string> = { kind: 'invalid' };
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((res) => (resolve = res));
-  return { promise, resolve };
-}
 
 async function failureLimiter(limit = BUDGET): Promise<RateLimiter> {
   return createRateLimiter({ policy: { name: 'auth-failures', limit, windowMs: 60_000 }, clock: () => NOW_MS });

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { createRateLimiter } from '../../src/library/limiter/create-rate-limiter';
 import type { RateLimiter } from '../../src/library/limiter/rate-limiter';
 import { SignInBudget, type SignInAttempt, type SignInVerdict } from '../../src/http/sign-in-budget';
+import { deferred } from '../support/deferred';
 
 const BUDGET = 3;
 // 10 s into a minute window, and still: the budget never gets a fresh window mid-test.
@@ -13,16 +14,6 @@ async function failureLimiter(limit = BUDGET): Promise<RateLimiter> {
 }
 
 /** A verification held open until the test settles it. */
-function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const VALID: SignInVerdict<string> = { kind: 'valid', value: 'tok_1' };
 const INVALID: SignInVerdict<string> = { kind: 'invalid' };
