@@ -35,6 +35,11 @@ import { serveAsBenchChild, serveOrRun, startBenchChild } from './bench-child';
  * The floors: node:http parsing the body and writing a fixed answer, and
  * Express 5 with express.json() doing the same; firelimit's CPU per call is
  * set against the Express one (target 2.0x, issue 22).
+ *
+ * Every server child loads its TypeScript through tsc's own emit
+ * (./typescript-emit.cjs), the code the image runs; `firelimit-tsx` serves
+ * the same build under tsx, the loader `npm start` uses in development, so
+ * what that loader adds stays visible beside it.
  */
 
 const ROUNDS = 5;
@@ -46,7 +51,7 @@ const LIMIT = 1_000_000_000;
 const TARGET_RATIO = 1.0;
 const AIM_RATIO = 1.5;
 
-type VariantName = 'floor-http' | 'floor-express' | 'firelimit' | 'firelimit-baseline' | 'firelimit+jwt' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
+type VariantName = 'floor-http' | 'floor-express' | 'firelimit' | 'firelimit-tsx' | 'firelimit-baseline' | 'firelimit+jwt' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
 type FloorName = 'floor-http' | 'floor-express';
 type EraName = '2025-11-25' | '2026-07-28';
 
@@ -54,6 +59,8 @@ interface Variant {
   readonly name: VariantName;
   readonly label: string;
   readonly eras: readonly EraName[];
+  /** How the child loads TypeScript; default 'typescript' (tsc's emit, what the image runs). */
+  readonly loader?: 'tsx' | 'typescript';
 }
 
 const VARIANTS: readonly Variant[] = [
@@ -63,6 +70,8 @@ const VARIANTS: readonly Variant[] = [
   { name: 'sdk-transport-json', label: 'bare SDK 2.x: McpServer + stateless transport per request, JSON', eras: ['2025-11-25'] },
   { name: 'sdk-handler+bearer+erl', label: 'bare SDK 2.x createMcpHandler + bearer check + express-rate-limit', eras: ['2025-11-25', '2026-07-28'] },
   { name: 'firelimit', label: 'firelimit (real auth, per-token limit, request log, all checks)', eras: ['2025-11-25', '2026-07-28'] },
+  // The same code under tsx, as `npm start` runs it on a developer's machine: what the dev loader adds.
+  { name: 'firelimit-tsx', label: 'firelimit under tsx (npm start in development; not what the image runs)', eras: ['2025-11-25', '2026-07-28'], loader: 'tsx' },
   // MCP_BENCH_BASELINE_SRC=<another checkout's src>: that build of firelimit beside this one, in the same rounds.
   ...(process.env.MCP_BENCH_BASELINE_SRC === undefined
     ? []
@@ -130,7 +139,7 @@ async function floorApp(name: FloorName): Promise<{ listen(port: number, host: s
   return app;
 }
 
-async function bareApp(name: Exclude<VariantName, 'firelimit' | 'firelimit-baseline' | 'firelimit+jwt' | FloorName>, secret: string): Promise<Express> {
+async function bareApp(name: Exclude<VariantName, 'firelimit' | 'firelimit-tsx' | 'firelimit-baseline' | 'firelimit+jwt' | FloorName>, secret: string): Promise<Express> {
   const { createMcpHandler } = await import('@modelcontextprotocol/server');
   const { createMcpExpressApp } = await import('@modelcontextprotocol/express');
   const { toNodeHandler, NodeStreamableHTTPServerTransport } = await import('@modelcontextprotocol/node');
@@ -214,7 +223,7 @@ const BARE_SECRET = 'flk_bench_bare_secret';
 async function serve(name: VariantName): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'firelimit-mcp-bench-'));
   const { app, secret } =
-    name === 'firelimit' || name === 'firelimit+jwt' || name === 'firelimit-baseline'
+    name === 'firelimit' || name === 'firelimit-tsx' || name === 'firelimit+jwt' || name === 'firelimit-baseline'
       ? await firelimitApp(dir, name === 'firelimit+jwt', name === 'firelimit-baseline' ? (process.env.MCP_BENCH_BASELINE_SRC as string) : '../src')
       : name === 'floor-http' || name === 'floor-express'
         ? { app: await floorApp(name), secret: BARE_SECRET }
@@ -236,6 +245,10 @@ async function startServer(variant: Variant): Promise<ServerChild> {
   const profileDir = process.env.MCP_BENCH_CPU_PROF;
   const child = await startBenchChild<{ port: number; secret: string }>(__filename, ['--serve', variant.name], {
     name: `${variant.name} server`,
+    // TypeScript's own emit by default, as `npm run build` writes it and the image runs it (`node dist/src/server.js`):
+    // under tsx every imported binding is read through a getter and every named closure defines its name,
+    // a cost of the dev loader that production never pays (ADR 0021).
+    loader: variant.loader ?? 'typescript',
     execArgv: profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.join(profileDir, variant.name)],
   });
   return { variant, port: child.ready.port, secret: child.ready.secret, cpuUs: child.cpuUs, stop: child.stop };
