@@ -45,6 +45,7 @@ export default {
     'src/library/express/rate-limit-middleware.ts',
     'src/http/client-address.ts',
     'src/http/host-validation.ts',
+    'src/http/response-head-hook.ts',
     'src/library/express/json-rpc-error.ts',
     'src/http/json-structure-scan.ts',
     'src/library/express/refusal-body.ts',

@@ -4,6 +4,7 @@ import { tokenOf } from './request-locals';
 import { spentBudgetRefusal, writeBudgetRefusal } from './budget-refusal';
 import { decisionOf } from './request-locals';
 import { setRateLimitHeaders } from '../library/express';
+import { onResponseHead, type HeadHook } from './response-head-hook';
 
 /** What the body and protocol checks answer with when they refuse a request before the limiter. */
 const REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 406, 408, 413, 415]);
@@ -24,7 +25,7 @@ export interface RefusedRequestBudgetOptions {
  * before their body is read, until the window passes. Mounted right after
  * auth; a request the limiter decided on is never counted here. A refusal it
  * counts carries this budget's rate-limit headers (`"refused-requests"`),
- * the only limit that answer is held to.
+ * the only limit that answer is held to. The app must have installHeadHooks.
  */
 export function createRefusedRequestBudget(options: RefusedRequestBudgetOptions): RequestHandler {
   const { limiter } = options;
@@ -42,7 +43,7 @@ export function createRefusedRequestBudget(options: RefusedRequestBudgetOptions)
           writeBudgetRefusal(res, null, spentBudgetRefusal(budget, clock()), clock(), { reason: 'refused_requests', tooMany: 'malformed, oversized or unsupported requests with this token' });
           return;
         }
-        watchForRefusal(res, { budget, clock, limiter, tokenId: token.id, writeHead: res.writeHead });
+        onResponseHead(res, new RefusalWatch(budget, clock, limiter, token.id));
         next();
       })
       .catch(next);
@@ -55,50 +56,24 @@ function countedOnce(budget: Decision): Decision {
   return { ...budget, remaining, policies: budget.policies.map((policy) => ({ ...policy, remaining: Math.max(0, policy.remaining - 1) })) };
 }
 
-/** What a request's answer needs to count itself as a refusal: the budget as read, and the original writeHead. */
-interface RefusalWatch {
-  readonly budget: Decision;
-  readonly clock: () => number;
-  readonly limiter: RateLimiter;
-  readonly tokenId: string;
-  readonly writeHead: Response['writeHead'];
-  headersWritten?: true;
-}
-
-/** Where a response keeps its watch: one property, so the hooks below are shared functions, not closures built per request. */
-const WATCH = Symbol('refusedRequestWatch');
-type WatchedResponse = Response & { [WATCH]?: RefusalWatch };
-
 /**
- * Just before the status line and headers are written, whoever writes them
- * (res.json, res.end, a stream: Node's implicit header goes through
- * writeHead too), a counted refusal gets this budget's headers; once the
- * answer is sent, it takes its unit.
+ * One request's watch: when its head is written, a counted refusal gets this
+ * budget's headers (as the budget stands once it is counted) and takes its
+ * unit. Counted at the head, not at 'finish': the answer is decided then, and
+ * a listener per request was part of what this budget cost every call.
  */
-function watchForRefusal(res: Response, watch: RefusalWatch): void {
-  (res as WatchedResponse)[WATCH] = watch;
-  res.writeHead = writeHeadWatched as Response['writeHead'];
-  res.once('finish', countOnFinish);
-}
+class RefusalWatch implements HeadHook {
+  constructor(
+    private readonly budget: Decision,
+    private readonly clock: () => number,
+    private readonly limiter: RateLimiter,
+    private readonly tokenId: string,
+  ) {}
 
-function isCountedRefusal(res: Response): boolean {
-  return REFUSAL_STATUSES.has(res.statusCode) && decisionOf(res) === undefined;
-}
-
-function writeHeadWatched(this: WatchedResponse, ...args: Parameters<Response['writeHead']>): Response {
-  const watch = this[WATCH] as RefusalWatch;
-  if (watch.headersWritten === undefined) {
-    watch.headersWritten = true;
-    if (typeof args[0] === 'number') this.statusCode = args[0];
-    // The budget that governs this answer, as it stands once this refusal is counted.
-    if (isCountedRefusal(this)) setRateLimitHeaders(this, countedOnce(watch.budget), watch.clock());
+  beforeHead(res: Response): void {
+    if (!REFUSAL_STATUSES.has(res.statusCode) || decisionOf(res) !== undefined) return;
+    setRateLimitHeaders(res, countedOnce(this.budget), this.clock());
+    // Memory limiter: cannot fail on I/O; a thrown validation error has nowhere better to go.
+    this.limiter.consume(this.tokenId).catch(() => undefined);
   }
-  return watch.writeHead.apply(this, args);
-}
-
-function countOnFinish(this: WatchedResponse): void {
-  const watch = this[WATCH] as RefusalWatch;
-  if (!isCountedRefusal(this)) return;
-  // Memory limiter: cannot fail on I/O; a thrown validation error has nowhere better to go.
-  watch.limiter.consume(watch.tokenId).catch(() => undefined);
 }

@@ -22,6 +22,7 @@ import { createUnreadBodyGuard, type LingerLimits } from '../http/lingering-clos
 import { createMcpProtocolCheck } from '../http/mcp-protocol-check';
 import { JsonRpcCode, jsonRpcError, requestIdOf } from '../library/express';
 import { createRefusedRequestBudget } from '../http/refused-request-budget';
+import { installHeadHooks } from '../http/response-head-hook';
 import { createTierResolver } from '../http/tier-policy';
 import { addressLimitKeyPart, clientAddress } from '../http/client-address';
 import { createOAuthNotOffered, OAUTH_METADATA_PATHS, REGISTRATION_PATH } from '../http/oauth-not-offered';
@@ -125,6 +126,8 @@ export function createApp(deps: AppDependencies): express.Express {
 
   const app = express();
   app.disable('x-powered-by');
+  // Before any route: the refused-request budget acts when a response's head is written.
+  installHeadHooks(app);
   // req.ip comes from X-Forwarded-For through exactly this many proxies (1 on Cloud Run), never the whole header.
   app.set('trust proxy', config.http.trustProxyHops);
   if (deps.requestLogger !== undefined) app.use(deps.requestLogger);
