@@ -51,6 +51,13 @@ export interface RedisConnection {
 }
 
 const CONNECT_TIMEOUT_MS = 2000;
+/**
+ * RESP2, not node-redis 6's default RESP3 (ADR 0068): per command they cost the
+ * same (`npm run bench -- redis-client`), and RESP2 needs no HELLO (Redis 5,
+ * proxies that lack it), sends no refused maintenance handshake on each
+ * connect, and keeps a script's Lua booleans 1 / nil as the scripts assume.
+ */
+const PROTOCOL = 2;
 const RECONNECT_MAX_DELAY_MS = 2000;
 /**
  * How long a cluster node may stay unreachable before the client asks the
@@ -96,6 +103,7 @@ function credentialsOf(target: RedisConnectionTarget): Record<string, unknown> {
 function openStandalone(options: RedisConnectionOptions): RedisConnection {
   const target = options.seeds[0] as RedisConnectionTarget;
   const client = createClient({
+    RESP: PROTOCOL,
     socket: socketOf(target, options.tlsCa),
     ...credentialsOf(target),
     ...(target.database !== undefined ? { database: target.database } : {}),
@@ -126,6 +134,8 @@ function openStandalone(options: RedisConnectionOptions): RedisConnection {
 function openCluster(options: RedisConnectionOptions): RedisConnection {
   const first = options.seeds[0] as RedisConnectionTarget;
   const cluster = createCluster({
+    // Given to every node connection and to discovery's.
+    RESP: PROTOCOL,
     rootNodes: options.seeds.map((seed) => ({ socket: socketOf(seed, options.tlsCa) })),
     // What every node connection gets, the discovered ones included (rootNodes is only for discovery).
     defaults: {
