@@ -9,12 +9,12 @@ import { adjustCommand, assertAdjustReply, decideCommand, decisionFromSetReply }
 import type { UpstreamPolicy } from '../../src/library/schedule/upstream-policy';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 
-// ADR 0068: the store speaks RESP2. RESP3 changes how a script's return value is
-// encoded (a Lua boolean becomes a RESP3 boolean instead of 1 / nil, a table may be
-// a map or a double), so every script the store sends is run here through a RESP2
-// and a RESP3 client side by side and must answer the same: today the choice is
-// about the wire, not about what the store parses. A script that starts returning
-// booleans or RESP3 types shows up here first.
+// ADR 0068: the store speaks RESP3, by name. RESP3 changes how a script's return
+// value is encoded (a Lua boolean becomes a RESP3 boolean instead of 1 / nil, a table
+// may be a map or a double), so every script the store sends is run here through a
+// RESP2 and a RESP3 client side by side and must answer the same: the protocol is a
+// choice about the wire, not about what the store parses, and a script that starts
+// returning booleans or RESP3 types shows up here first.
 
 const ALGORITHMS: readonly AlgorithmName[] = ['fixed-window', 'sliding-window', 'sliding-log', 'token-bucket', 'leaky-bucket'];
 const NOW = 1_700_000_000_000;
@@ -111,7 +111,7 @@ describe('every script the store sends answers alike over RESP2 and RESP3', () =
   });
 });
 
-it("the store's connection speaks RESP2 and sends no HELLO", async () => {
+it("the store's connection speaks RESP3 (its HELLO is what checks a password on connect)", async () => {
   await resp2().sendCommand(['CONFIG', 'RESETSTAT']);
   const store = new RedisWindowStore({ url: server.url, keyPrefix: 'resp-check:' });
   try {
@@ -120,9 +120,9 @@ it("the store's connection speaks RESP2 and sends no HELLO", async () => {
     const list = String(await resp2().sendCommand(['CLIENT', 'LIST']));
     const lines = list.split('\n').filter((line) => line.includes(' name= '));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/\bresp=2\b/);
+    expect(lines[0]).toMatch(/\bresp=3\b/);
     const stats = String(await resp2().sendCommand(['INFO', 'commandstats']));
-    expect(stats).not.toMatch(/cmdstat_hello:/);
+    expect(stats).toMatch(/cmdstat_hello:calls=1,/);
   } finally {
     await store.close();
   }

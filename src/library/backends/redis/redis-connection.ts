@@ -52,12 +52,14 @@ export interface RedisConnection {
 
 const CONNECT_TIMEOUT_MS = 2000;
 /**
- * RESP2, not node-redis 6's default RESP3 (ADR 0068): per command they cost the
- * same (`npm run bench -- redis-client`), and RESP2 needs no HELLO (Redis 5,
- * proxies that lack it), sends no refused maintenance handshake on each
- * connect, and keeps a script's Lua booleans 1 / nil as the scripts assume.
+ * RESP3, node-redis 6's default, named so that a change of default cannot flip
+ * it unseen (ADR 0068). Per command RESP2 costs the same (`npm run bench --
+ * redis-client`) and our scripts answer the same over both
+ * (test/integration/redis-resp-replies); RESP3's HELLO is what checks the
+ * credentials on connect, so a missing password is NOAUTH at boot, not on the
+ * first call. It needs Redis 6 or later (HELLO).
  */
-const PROTOCOL = 2;
+const PROTOCOL = 3;
 const RECONNECT_MAX_DELAY_MS = 2000;
 /**
  * How long a cluster node may stay unreachable before the client asks the
