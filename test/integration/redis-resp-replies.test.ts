@@ -2,7 +2,7 @@ import { createClient } from 'redis';
 import type { AlgorithmName } from '../../src/library/window/algorithm';
 import type { PolicySet } from '../../src/library/window/policy';
 import { RedisWindowStore } from '../../src/library/backends/redis/redis-store';
-import { SET_SCRIPT, SET_SCRIPT_SHA1 } from '../../src/library/backends/redis/lua/set-script';
+import { SET_SCRIPT } from '../../src/library/backends/redis/lua/set-script';
 import { FLEET_HEARTBEAT_SCRIPT, FLEET_HEARTBEAT_SHA1 } from '../../src/library/backends/redis/lua/fleet-heartbeat';
 import { scheduledFromReply, UPSTREAM_SCHEDULE_SCRIPT, UPSTREAM_SCHEDULE_SHA1, upstreamScheduleArgs, upstreamScheduleKeys } from '../../src/library/backends/redis/lua/upstream-schedule';
 import { adjustCommand, assertAdjustReply, decideCommand, decisionFromSetReply } from '../../src/library/backends/redis/redis-set-command';
