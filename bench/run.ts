@@ -20,6 +20,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'memory', exportName: 'runMemoryBench' },
   { name: 'rtdb', file: 'rtdb-bench', exportName: 'runRtdbBench' },
   { name: 'redis', file: 'redis-bench', exportName: 'runRedisBench' },
+  { name: 'redis-client', file: 'redis-client-bench', exportName: 'runRedisClientBench' },
   { name: 'sqlite', file: 'sqlite-bench', exportName: 'runSqliteBench' },
   { name: 'http', file: 'http-bench', exportName: 'runHttpBench' },
   { name: 'outage', file: 'outage-bench', exportName: 'runOutageBench' },

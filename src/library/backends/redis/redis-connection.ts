@@ -51,6 +51,15 @@ export interface RedisConnection {
 }
 
 const CONNECT_TIMEOUT_MS = 2000;
+/**
+ * RESP3, node-redis 6's default, named so that a change of default cannot flip
+ * it unseen (ADR 0068). Per command RESP2 costs the same (`npm run bench --
+ * redis-client`) and our scripts answer the same over both
+ * (test/integration/redis-resp-replies); RESP3's HELLO is what checks the
+ * credentials on connect, so a missing password is NOAUTH at boot, not on the
+ * first call. It needs Redis 6 or later (HELLO).
+ */
+const PROTOCOL = 3;
 const RECONNECT_MAX_DELAY_MS = 2000;
 /**
  * How long a cluster node may stay unreachable before the client asks the
@@ -96,6 +105,7 @@ function credentialsOf(target: RedisConnectionTarget): Record<string, unknown> {
 function openStandalone(options: RedisConnectionOptions): RedisConnection {
   const target = options.seeds[0] as RedisConnectionTarget;
   const client = createClient({
+    RESP: PROTOCOL,
     socket: socketOf(target, options.tlsCa),
     ...credentialsOf(target),
     ...(target.database !== undefined ? { database: target.database } : {}),
@@ -126,6 +136,8 @@ function openStandalone(options: RedisConnectionOptions): RedisConnection {
 function openCluster(options: RedisConnectionOptions): RedisConnection {
   const first = options.seeds[0] as RedisConnectionTarget;
   const cluster = createCluster({
+    // Given to every node connection and to discovery's.
+    RESP: PROTOCOL,
     rootNodes: options.seeds.map((seed) => ({ socket: socketOf(seed, options.tlsCa) })),
     // What every node connection gets, the discovered ones included (rootNodes is only for discovery).
     defaults: {
