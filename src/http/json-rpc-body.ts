@@ -3,7 +3,7 @@ import { bodyEncodingProblem, declaredLengthProblem, type BodyHeaderProblem } fr
 import { JsonRpcCode, jsonRpcError, type JsonRpcErrorBody, requestIdOf } from '../library/express';
 import { closeAfterResponse, markBodyRead } from './lingering-close';
 import { scanJsonStructure, type JsonStructureLimits } from './json-structure-scan';
-import { readBoundedBody, type BodyRead, type BodyReadLimits } from './read-body';
+import { readBoundedBody, takeBufferedBody, type BodyRead, type BodyReadLimits } from './read-body';
 import { isJsonRpcMessage } from './json-rpc-shape';
 import { continueIfDeferred } from './expect-continue';
 
@@ -151,21 +151,28 @@ export function createJsonRpcBody(options: JsonRpcBodyOptions): RequestHandler {
     markBodyRead(req);
     // Only now, every check that needs no body passed: invite a client that waits on Expect: 100-continue.
     continueIfDeferred(req, res);
+    const buffered = takeBufferedBody(req, options.maxBodyBytes);
+    if (buffered !== undefined) {
+      parsedInto(req, res, next, buffered, options);
+      return;
+    }
     readBoundedBody(req, options)
       .then((read) => {
-        if (!read.ok) {
-          answer(req, res, readFailure(read));
-          return;
-        }
-        const parsed = parseJsonRpcBody(read.bytes, options);
-        if (!parsed.ok) {
-          answer(req, res, parsed);
-          return;
-        }
-        req.body = parsed.body;
-        next();
+        if (!read.ok) answer(req, res, readFailure(read));
+        else parsedInto(req, res, next, read.bytes, options);
       })
       // A fault while parsing reaches the error handler as a 500, never an unhandled rejection.
       .catch(next);
   };
+}
+
+/** The body parsed and checked into `req.body`, then on; or its 400. */
+function parsedInto(req: Request, res: Response, next: NextFunction, bytes: Buffer, options: JsonRpcBodyOptions): void {
+  const parsed = parseJsonRpcBody(bytes, options);
+  if (!parsed.ok) {
+    answer(req, res, parsed);
+    return;
+  }
+  req.body = parsed.body;
+  next();
 }

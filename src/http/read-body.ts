@@ -33,6 +33,26 @@ export function readBoundedBody(req: IncomingMessage, limits: BodyReadLimits): P
 }
 
 /**
+ * The whole body, taken synchronously, when every byte Content-Length
+ * declares is already buffered in `req` (the usual small request: it came in
+ * the head's packet): no listeners, timers or promise for a read that cannot
+ * wait or trickle. Undefined when the body is not all here, is chunked, is
+ * over `maxBodyBytes`, or is already being read some other way;
+ * readBoundedBody then reads it. `req.complete` is no test: Node sets it a
+ * turn of the event loop after the bytes are buffered.
+ */
+export function takeBufferedBody(req: IncomingMessage, maxBodyBytes: number): Buffer | undefined {
+  const declared = req.headers['content-length'];
+  if (declared === undefined || req.headers['transfer-encoding'] !== undefined || req.readableFlowing !== null || req.readableEnded) return undefined;
+  const lengthBytes = Number(declared);
+  if (!(lengthBytes <= maxBodyBytes) || req.readableLength !== lengthBytes) return undefined;
+  const bytes = lengthBytes === 0 ? Buffer.alloc(0) : (req.read(lengthBytes) as Buffer);
+  // Nothing is left to read: let the stream run to its end on its own, as a body read by listeners does.
+  req.resume();
+  return bytes;
+}
+
+/**
  * One read's state. Its listeners are bound methods, not named closures:
  * under tsx (what `npm start` runs) every named closure built per request
  * also costs a `defineProperty` for its name.
