@@ -125,19 +125,35 @@ function escapeForLog(text: string, unsafe: RegExp): string {
 
 /** A copy of `fields` without sensitive keys and with secret-looking values scrubbed, at any depth. */
 export function redactFields(fields: LogFields): LogFields {
-  return redactValue(fields, 0, new WeakSet()) as LogFields;
+  // Left as it was by a walk that threw (a getter of a logged object): start clean.
+  ANCESTORS.length = 0;
+  return redactValue(fields, 0) as LogFields;
 }
 
-function redactValue(value: unknown, depth: number, seen: WeakSet<object>): unknown {
+/**
+ * The objects from the root down to the one being copied: a value among them
+ * is a cycle. An array of at most MAX_DEPTH, reused (the walk is synchronous
+ * and never re-entered), instead of a WeakSet per line: that was an
+ * allocation and an ephemeron table for the collector on every request log.
+ */
+const ANCESTORS: object[] = [];
+
+function redactValue(value: unknown, depth: number): unknown {
   if (typeof value === 'string') return redactText(value);
   if (value === null || typeof value !== 'object') return value;
-  if (seen.has(value)) return '[circular]';
+  if (ANCESTORS.includes(value)) return '[circular]';
   if (depth >= MAX_DEPTH) return '[too deep]';
-  seen.add(value);
-  if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1, seen));
+  ANCESTORS.push(value);
+  const copy = redactedCopy(value, depth);
+  ANCESTORS.pop();
+  return copy;
+}
+
+function redactedCopy(value: object, depth: number): unknown {
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1));
   if (value instanceof Error) {
     // An error's own text may quote a header or a URL; it is scrubbed like any other string.
-    return redactValue({ name: value.name, message: value.message, stack: value.stack }, depth, seen);
+    return redactValue({ name: value.name, message: value.message, stack: value.stack }, depth);
   }
   if (value instanceof Date) return value.toISOString();
   const out: Record<string, unknown> = {};
@@ -146,7 +162,7 @@ function redactValue(value: unknown, depth: number, seen: WeakSet<object>): unkn
     const item = record[key];
     // What JSON leaves out needs no copy; strings, numbers and booleans need no recursion.
     if (item === undefined || isSensitiveKey(key)) continue;
-    out[key] = typeof item === 'string' ? redactText(item) : typeof item === 'object' && item !== null ? redactValue(item, depth + 1, seen) : item;
+    out[key] = typeof item === 'string' ? redactText(item) : typeof item === 'object' && item !== null ? redactValue(item, depth + 1) : item;
   }
   return out;
 }

@@ -148,6 +148,37 @@ describe('redaction', () => {
     });
   });
 
+  it('cuts a cycle at the object that repeats an ancestor, and copies an object met twice elsewhere each time', () => {
+    const shared = { note: 'flk_abcdefgh' };
+    const loop: Record<string, unknown> = { name: 'root', shared, again: shared };
+    loop.self = loop;
+    const nested: Record<string, unknown> = { inner: { back: undefined as unknown } };
+    (nested.inner as Record<string, unknown>).back = nested;
+    expect(redactFields({ loop, nested })).toEqual({
+      loop: { name: 'root', shared: { note: 'flk_[redacted]' }, again: { note: 'flk_[redacted]' }, self: '[circular]' },
+      nested: { inner: { back: '[circular]' } },
+    });
+  });
+
+  it('stops at eight levels, and starts clean after a walk that threw', () => {
+    let deep: Record<string, unknown> = { leaf: 1 };
+    for (let i = 0; i < 9; i++) deep = { d: deep };
+    const copy = JSON.stringify(redactFields({ deep }));
+    expect(copy).toContain('"[too deep]"');
+    let armed = true;
+    const hostile = {
+      get boom(): string {
+        if (!armed) return 'calm';
+        armed = false;
+        throw new Error('getter');
+      },
+    };
+    const parent = { b: hostile };
+    expect(() => redactFields({ a: parent })).toThrow('getter');
+    // The ancestors of the walk that threw are not taken for this one's.
+    expect(redactFields({ again: parent })).toEqual({ again: { b: { boom: 'calm' } } });
+  });
+
   it('masks secret-looking text', () => {
     expect(redactText('Authorization: Bearer abc.def')).toBe('Authorization: Bearer [redacted]');
     expect(redactText('https://u:p@host/x')).toBe('https://[redacted]@host/x');
