@@ -87,11 +87,16 @@ function guardWriteHead(req: Request, res: Response, limits: LingerLimits): void
   } as typeof writeHead;
 }
 
-const reading = new WeakSet<IncomingMessage>();
+/**
+ * A mark on the request itself, not a WeakSet of requests: a WeakSet entry per
+ * request is an allocation and an ephemeron for the collector on every call.
+ */
+const BODY_READ = Symbol('bodyRead');
+type MarkedRequest = IncomingMessage & { [BODY_READ]?: true };
 
 /** Called by the body reader: from here on a refusal is the reader's to close. */
 export function markBodyRead(req: IncomingMessage): void {
-  reading.add(req);
+  (req as MarkedRequest)[BODY_READ] = true;
 }
 
 /**
@@ -107,5 +112,5 @@ function bodyArrived(req: IncomingMessage): boolean {
 }
 
 function bodyReadStarted(req: IncomingMessage): boolean {
-  return reading.has(req);
+  return (req as MarkedRequest)[BODY_READ] === true;
 }
