@@ -61,7 +61,12 @@ export function createChargeMiddleware(options: ChargeMiddlewareOptions): Reques
 
 async function chargeAll(options: ChargeMiddlewareOptions, plan: ChargePlan, budget: WaitBudget | undefined): Promise<{ decision: Decision; byKey: Map<string, Decision> }> {
   const { limiter } = options;
-  const decisions = await Promise.all(plan.charges.map((item) => limiter.consume(item.key, { policies: item.policies, cost: item.cost, budget })));
+  const { charges } = plan;
+  // One charge is the usual call (its tier alone): awaited as it is, without Promise.all's promise and closures.
+  const decisions =
+    charges.length === 1
+      ? [await consumeFor(limiter, charges[0] as Charge, budget)]
+      : await Promise.all(charges.map((item) => consumeFor(limiter, item, budget)));
   const enforced: Decision[] = [];
   let allowed = true;
   plan.charges.forEach((item, i) => {
@@ -82,6 +87,10 @@ async function chargeAll(options: ChargeMiddlewareOptions, plan: ChargePlan, bud
   }
   const byKey = new Map(plan.charges.map((item, i) => [item.key, decisions[i] as Decision]));
   return { decision: combineDecisions(enforced as [Decision, ...Decision[]]), byKey };
+}
+
+function consumeFor(limiter: RateLimiter, item: Charge, budget: WaitBudget | undefined): Promise<Decision> {
+  return limiter.consume(item.key, { policies: item.policies, cost: item.cost, budget });
 }
 
 async function refundIfSpent(limiter: RateLimiter, item: Charge, decision: Decision): Promise<void> {
