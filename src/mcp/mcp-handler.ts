@@ -95,9 +95,8 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     const gone = new CallerGone();
     // Bound, not a named closure: under tsx every named closure built per request also costs a defineProperty.
     const relayCut = warnRelayCut.bind(undefined, options.logger, token.id);
-    res.on('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
+    (res as CalledResponse)[CALLER_GONE] = gone;
+    res.on('close', abortIfCut);
 
     try {
       if (era === 'modern') {
@@ -130,6 +129,14 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     }
   };
   return Object.assign(handler, { serversBuilt: () => 2 + modernPool.built });
+}
+
+const CALLER_GONE = Symbol('callerGone');
+type CalledResponse = Response & { [CALLER_GONE]?: CallerGone };
+
+/** One listener for every response, not a closure per request: a response closed before it finished means the caller went away. */
+function abortIfCut(this: CalledResponse): void {
+  if (!this.writableFinished) this[CALLER_GONE]?.abort();
 }
 
 function warnRelayCut(logger: Logger, tokenId: string, why: string): void {
