@@ -80,6 +80,7 @@ function runChild(section: string, runtime: Runtime): Promise<RuntimeRun | undef
   return new Promise((resolve) => {
     child.once('error', (error) => console.error(`section "${section}" on node ${runtime.major}: ${error.message}`));
     child.once('close', (code, signal) => {
+      if (pending !== '' && !pending.startsWith(TABLES_LINE_PREFIX)) process.stderr.write(`${pending}\n`);
       const run = readTablesLine(stdout);
       if (code !== 0 || run === undefined) {
         console.error(`section "${section}" on node ${runtime.major} failed: exited ${code ?? signal}`);
