@@ -3,10 +3,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { printTable, type BenchTable } from './bench-table';
 import { runMemoryBench } from './memory-bench';
+import { parseRuntimes, tablesLine } from './runtime-tables';
+import { resolveRuntimes, runOnRuntimes, type Runtime } from './runtimes';
 
 /**
  * `npm run bench [-- section ...]`: runs the named sections (default: every
  * section whose file exists) and prints one table each, after the machine.
+ * `--runtimes=20,24` (or BENCH_RUNTIMES=20,24) runs each section once per
+ * runtime, each in a child, and prints one table per measurement with a
+ * `runtime` column (bench/runtimes.ts); `--json` is that child's mode: no
+ * machine line, the tables on one line for the parent.
  */
 
 interface Section {
@@ -66,8 +72,32 @@ function machineLine(): string {
   return `machine: ${model}, ${cpus.length} cores (${os.availableParallelism()} available), node ${process.version}, ${os.platform()} ${os.arch()}`;
 }
 
-export async function main(argv: readonly string[]): Promise<number> {
-  const requested = argv.filter((a) => a !== '--');
+interface Options {
+  readonly sections: readonly string[];
+  readonly json: boolean;
+  /** Undefined: run in this process, as before --runtimes existed. */
+  readonly runtimes?: readonly number[];
+}
+
+function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options | { readonly error: string } {
+  const args = argv.filter((a) => a !== '--');
+  const flag = args.find((a) => a === '--runtimes' || a.startsWith('--runtimes='));
+  const value = flag === undefined ? env['BENCH_RUNTIMES'] : flag.slice('--runtimes='.length);
+  const sections = args.filter((a) => a !== '--json' && a !== flag);
+  const json = args.includes('--json');
+  if (value === undefined) return { sections, json };
+  if (json) return { error: '--json runs one runtime, the one running it; it does not combine with --runtimes or BENCH_RUNTIMES' };
+  const runtimes = parseRuntimes(value);
+  return 'error' in runtimes ? runtimes : { sections, json, runtimes };
+}
+
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const options = parseOptions(argv, env);
+  if ('error' in options) {
+    console.error(options.error);
+    return 2;
+  }
+  const requested = options.sections;
   const unknown = requested.filter((name) => !SECTIONS.some((s) => s.name === name));
   if (unknown.length > 0) {
     console.error(`unknown bench section(s): ${unknown.join(', ')}; known: ${SECTIONS.map((s) => s.name).join(', ')}`);
@@ -76,13 +106,32 @@ export async function main(argv: readonly string[]): Promise<number> {
   const explicit = requested.length > 0;
   const selected = explicit ? SECTIONS.filter((s) => requested.includes(s.name)) : SECTIONS;
 
-  process.stdout.write(`${machineLine()}\n\n`);
+  let runtimes: readonly Runtime[] | undefined;
+  if (options.runtimes !== undefined) {
+    const resolved = resolveRuntimes(options.runtimes);
+    if ('error' in resolved) {
+      console.error(resolved.error);
+      return 2;
+    }
+    runtimes = resolved;
+  }
+
+  if (!options.json) process.stdout.write(`${machineLine()}\n`);
+  if (runtimes !== undefined) process.stdout.write(`runtimes: ${runtimes.map((r) => `node ${r.major} (${r.bin})`).join(', ')}\n`);
+  if (!options.json) process.stdout.write('\n');
   // The library unrefs its deadline timers (a limiter must never hold a process open), so a section awaiting a
   // frozen store has nothing else keeping the event loop alive, and node exited 0 mid-run, the table unprinted
   // (the admission section did). This handle keeps the run alive until every section has printed.
   const keepAlive = setInterval(() => undefined, 60_000);
   let failures = 0;
+  const tablesOut: BenchTable[] = [];
   for (const section of selected) {
+    if (runtimes !== undefined && (section.file === undefined || sectionFileExists(section.file))) {
+      const result = await runOnRuntimes(section.name, runtimes);
+      failures += result.failures;
+      for (const table of result.tables) printTable(table);
+      continue;
+    }
     const runner = await loadRunner(section);
     if (typeof runner === 'string') {
       // Asked for by name and missing is an error; missing from "all" is just reported.
@@ -92,13 +141,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     try {
       const tables = await runner();
-      for (const table of Array.isArray(tables) ? tables : [tables]) printTable(table as BenchTable);
+      for (const table of Array.isArray(tables) ? tables : [tables]) {
+        if (options.json) tablesOut.push(table as BenchTable);
+        else printTable(table as BenchTable);
+      }
     } catch (error) {
       failures++;
       console.error(`section "${section.name}" failed:`, error);
     }
   }
   clearInterval(keepAlive);
+  if (options.json) process.stdout.write(tablesLine({ runtime: `node ${process.versions.node}`, tables: tablesOut }));
   return failures === 0 ? 0 : 1;
 }
 
