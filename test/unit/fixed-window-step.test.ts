@@ -35,6 +35,10 @@ describe('FixedWindowStep.decide: table', () => {
     expect(fieldsOf(stepOf(new FixedWindowStep(), state, nowMs, policy, cost))).toEqual({ ...out, limit: policy.limit });
   });
 
+  it('a step not yet decided allows nothing and has nothing to store', () => {
+    expect(fieldsOf(new FixedWindowStep())).toEqual({ allowed: false, limit: 0, remaining: 0, resetAtMs: 0, retryAfterMs: 0, windowNumber: 0, count: 0, changed: false });
+  });
+
   it('answers in itself: decide returns the step it was called on', () => {
     const step = new FixedWindowStep();
     expect(step.decide(NO_WINDOW, 0, 0, 5, W, 1)).toBe(step);
