@@ -17,7 +17,7 @@ export const DEFAULT_MEMORY_LAG_MARGIN_MS = 10_000;
  * entry (issue 22). It never leaves the store: a read for anyone else gets a
  * copy (stateIn), because a state handed out must not change afterwards.
  * Declared here, not imported: under tsx every read of an imported binding
- * (an instanceof included) is a getter call.
+ * is a getter call.
  */
 class HeldWindow implements FixedWindowState {
   constructor(
@@ -132,7 +132,7 @@ export class MemoryWindowStore implements LimitStore {
     const { step } = this;
     const { limit, windowMs } = policy;
     const held = slots === undefined ? undefined : slots[slot];
-    if (held instanceof HeldWindow) {
+    if (isHeldWindow(held)) {
       if (step.decide(held.windowNumber, held.count, nowMs, limit, windowMs, cost).changed) {
         held.windowNumber = step.windowNumber;
         held.count = step.count;
@@ -249,6 +249,14 @@ function readStates(slots: Slots | undefined, set: CompiledPolicySet): unknown[]
 function stateIn(slots: Slots | undefined, slot: string, algorithm: AnyAlgorithm): unknown {
   const held = slots === undefined ? undefined : slots[slot];
   if (held === undefined || held === null) return null;
-  if (held instanceof HeldWindow) return { windowNumber: held.windowNumber, count: held.count };
+  if (isHeldWindow(held)) return { windowNumber: held.windowNumber, count: held.count };
   return algorithm.unpack === undefined ? held : algorithm.unpack(held);
+}
+
+/**
+ * Whether a slot holds a HeldWindow. By its constructor, not instanceof: under tsx (whose class
+ * renames itself in a static block) an instanceof in stateIn cost every consumeSync ~10 ns.
+ */
+function isHeldWindow(held: unknown): held is HeldWindow {
+  return typeof held === 'object' && held !== null && held.constructor === HeldWindow;
 }

@@ -95,19 +95,15 @@ export function decideFixedWindow(
   policy: Pick<RateLimitPolicy, 'limit' | 'windowMs'>,
   cost: number,
 ): FixedWindowResult {
-  const step =
-    state === null
-      ? scratch.decide(NO_WINDOW, 0, nowMs, policy.limit, policy.windowMs, cost)
-      : scratch.decide(state.windowNumber, state.count, nowMs, policy.limit, policy.windowMs, cost);
-  const decision: WindowDecision = {
-    allowed: step.allowed,
-    limit: step.limit,
-    remaining: step.remaining,
-    resetAtMs: step.resetAtMs,
-    retryAfterMs: step.retryAfterMs,
-  };
-  const next = step.changed ? { windowNumber: step.windowNumber, count: step.count } : null;
-  return { decision, next };
+  const { allowed, limit, remaining, resetAtMs, retryAfterMs, changed, windowNumber, count } = scratch.decide(
+    state === null ? NO_WINDOW : state.windowNumber,
+    state === null ? 0 : state.count,
+    nowMs,
+    policy.limit,
+    policy.windowMs,
+    cost,
+  );
+  return { decision: { allowed, limit, remaining, resetAtMs, retryAfterMs }, next: changed ? { windowNumber, count } : null };
 }
 
 /**
