@@ -15,9 +15,11 @@ const LAG_MS = 2_000;
 const policyArb = fc.record({ name: fc.constant('p'), limit: fc.integer({ min: 1, max: 5 }), windowMs: fc.constantFrom(1_000, 3_000) });
 
 const opArb = fc.record({
-  kind: fc.constantFrom('one', 'one', 'one', 'sync', 'refund', 'peek'),
+  kind: fc.constantFrom('one', 'one', 'one', 'sync', 'adjust', 'peek'),
   key: fc.constantFrom('k1', 'k2'),
   cost: fc.integer({ min: 0, max: 3 }),
+  // An adjustment's units: a refund, or units spent past the limit (a write-back), after which a cost-0 read is still allowed.
+  deltaUnits: fc.integer({ min: -3, max: 6 }),
   // Mostly small steps; sometimes far ahead (both generations dropped) or back (a lagging clock).
   gapMs: fc.oneof(fc.integer({ min: 0, max: 700 }), fc.integer({ min: 5_000, max: 20_000 }), fc.integer({ min: -3_000, max: -1 })),
 });
@@ -29,7 +31,7 @@ function decisionOf(d: WindowDecision): WindowDecision {
 }
 
 describe('MemoryWindowStore.decideOneSync on a fixed window', () => {
-  it('decides, refunds and reads as the general path does, on any mix of calls and clocks (property)', () => {
+  it('decides, adjusts and reads as the general path does, on any mix of calls and clocks (property)', () => {
     fc.assert(
       fc.property(policyArb, fc.array(opArb, { maxLength: 60 }), (policy, ops) => {
         const policies: PolicySet = [policy];
@@ -44,9 +46,9 @@ describe('MemoryWindowStore.decideOneSync on a fixed window', () => {
             expect(decisionOf(inPlace.decideOneSync(op.key, nowMs, set, op.cost))).toEqual(expected);
           } else if (op.kind === 'sync') {
             expect(inPlace.consumeSync(op.key, nowMs, policies, op.cost)).toEqual(general.consumeSync(op.key, nowMs, policies, op.cost));
-          } else if (op.kind === 'refund') {
-            inPlace.adjustSync(op.key, nowMs, policies, [{ atLeast: null, deltaUnits: -op.cost }]);
-            general.adjustSync(op.key, nowMs, policies, [{ atLeast: null, deltaUnits: -op.cost }]);
+          } else if (op.kind === 'adjust') {
+            inPlace.adjustSync(op.key, nowMs, policies, [{ atLeast: null, deltaUnits: op.deltaUnits }]);
+            general.adjustSync(op.key, nowMs, policies, [{ atLeast: null, deltaUnits: op.deltaUnits }]);
           }
           expect(inPlace.peek(op.key, policies)).toEqual(general.peek(op.key, policies));
           expect(inPlace.size).toBe(general.size);
@@ -94,5 +96,33 @@ describe('MemoryWindowStore.decideOneSync on a fixed window', () => {
     const store = new MemoryWindowStore();
     expect(store.decideOneSync('k', 1_000_000, compiledSetOf(policies), 4).allowed).toBe(false);
     expect(store.size).toBe(0);
+  });
+
+  it('reads a slot a set left empty (null) as an empty window', () => {
+    const minute = { name: 'minute', limit: 3, windowMs: 60_000 };
+    const bucket = { name: 'bucket', algorithm: 'token-bucket' as const, limit: 2, windowMs: 10_000 };
+    const store = new MemoryWindowStore();
+    // Adjusting only the bucket writes the set's states back, the minute's as null.
+    store.adjustSync('k', 1_000_000, [minute, bucket], [null, { atLeast: null, deltaUnits: 1 }]);
+    expect(store.peek('k', [minute])).toEqual([null]);
+    const decision = store.decideOneSync('k', 1_000_000, compiledSetOf([minute]), 1);
+    expect(decisionOf(decision)).toEqual({ allowed: true, limit: 3, remaining: 2, resetAtMs: 1_020_000, retryAfterMs: 0 });
+  });
+});
+
+describe('MemoryWindowStore.decideOneSync key check', () => {
+  const policies: PolicySet = [{ name: 'p', limit: 3, windowMs: 1_000 }];
+
+  it('checks a key it does not hold only when asked to', () => {
+    const store = new MemoryWindowStore();
+    expect(() => store.decideOneSync('a/b', 1_000_000, compiledSetOf(policies), 1, true)).toThrow();
+    expect(store.decideOneSync('c/d', 1_000_000, compiledSetOf(policies), 1).allowed).toBe(true);
+  });
+
+  it('does not check a key it holds: every key it holds was checked when first written', () => {
+    const store = new MemoryWindowStore();
+    // consumeSync takes keys as given (the limiter checks them first), so the store holds this one.
+    store.consumeSync('a/b', 1_000_000, policies, 1);
+    expect(store.decideOneSync('a/b', 1_000_000, compiledSetOf(policies), 1, true).remaining).toBe(1);
   });
 });
