@@ -31,7 +31,14 @@ const policyArb: fc.Arbitrary<RateLimitPolicy> = fc.record({
   windowMs: fc.constantFrom(1_000, 3_000),
 });
 
-const callArb = fc.record({ key: fc.constantFrom('k1', 'k2', 'k3'), gapMs: fc.integer({ min: 0, max: 700 }), cost: fc.constantFrom(undefined, 0, 1, 2) });
+const callArb = fc.record({
+  key: fc.constantFrom('k1', 'k2', 'k3'),
+  // Mostly small steps; sometimes far ahead (the store drops both generations) or back (a lagging clock).
+  gapMs: fc.oneof(fc.integer({ min: 0, max: 700 }), fc.integer({ min: 0, max: 700 }), fc.integer({ min: 8_000, max: 40_000 }), fc.integer({ min: -2_500, max: -1 })),
+  cost: fc.constantFrom(undefined, 0, 1, 2),
+  // Given back after the call (a sign-in found valid): a refund reads and rewrites the state the shortcut keeps in place.
+  refund: fc.boolean(),
+});
 
 test('one policy or two, any algorithm: the shortcut decides as the general path does', async () => {
   await fc.assert(
@@ -40,16 +47,36 @@ test('one policy or two, any algorithm: the shortcut decides as the general path
       const policies = policyList.map((p, i) => ({ ...p, name: `${p.name}${i}`, windowMs: p.windowMs + i * 7_000 })) as unknown as PolicySet;
       let nowMs = 1_764_000_000_000;
       const [fast, general] = await pair(policies, () => nowMs);
+      const answered: { decision: Decision; asWas: string }[] = [];
       for (const call of calls) {
         nowMs += call.gapMs;
         const options = call.cost === undefined ? undefined : { cost: call.cost };
         const a: Decision = await fast.consume(call.key, options);
         const b: Decision = await general.consume(call.key, options);
         expect(a).toStrictEqual(b);
+        answered.push({ decision: a, asWas: JSON.stringify(a) });
+        if (call.refund) {
+          await fast.refund(call.key, a, options);
+          await general.refund(call.key, b, options);
+        }
       }
+      // The store answers the shortcut in one reused object: a Decision, once returned, must not follow it.
+      for (const { decision, asWas } of answered) expect(JSON.stringify(decision)).toBe(asWas);
     }),
     { numRuns: 150 },
   );
+});
+
+test('the shortcut answers a plain Decision: its own object each call, one PolicyDecision, JSON and a spread keep every field', async () => {
+  const limiter = await createRateLimiter({ policy: { name: 'p', limit: 3, windowMs: 1_000 }, clock: () => 1_000_000 });
+  const first = await limiter.consume('k');
+  const second = await limiter.consume('k');
+  const expected = { allowed: true, limit: 3, remaining: 2, resetAtMs: 1_001_000, retryAfterMs: 0, policyName: 'p', windowMs: 1_000, perWindow: 3, algorithm: 'fixed-window' };
+  expect(first).toStrictEqual({ ...expected, shared: false, reason: 'within_limit', policies: [expected] });
+  expect(second).not.toBe(first);
+  expect(second.policies[0]).not.toBe(first.policies[0]);
+  expect(JSON.parse(JSON.stringify(first))).toStrictEqual(first);
+  expect({ ...first }).toStrictEqual(first);
 });
 
 test.each(['', 'a/b', 'a.b', 'x'.repeat(513), 'lone\uD800'])('a bad key %j is refused on the shortcut too, before any state is written', async (key) => {

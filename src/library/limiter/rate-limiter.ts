@@ -1,6 +1,6 @@
 import type { Logger } from '../../shared/logger';
 import type { BackendGuard, GuardedResult, LateOutcome } from './backend-guard';
-import { compiledSetOf } from '../window/compiled-policy-set';
+import { compiledSetOf, type CompiledPolicySet } from '../window/compiled-policy-set';
 import { setExpiresAtMs } from '../window/decide-set';
 import type { Decision } from '../window/decision';
 import { assertValidKey } from '../window/key';
@@ -117,6 +117,8 @@ export class WindowRateLimiter implements RateLimiter {
   private readonly landing = new LandingTracker();
   private reconciling: Promise<void> | undefined;
   private readonly leases: HotKeyLeases | undefined;
+  /** The default policies compiled once: the hot path then reads no imported binding for them (a getter each under tsx). */
+  private readonly defaultSet: CompiledPolicySet;
 
   constructor(private readonly parts: LimiterParts) {
     this.policies = requiredPolicySet(parts, 'WindowRateLimiter');
@@ -126,6 +128,7 @@ export class WindowRateLimiter implements RateLimiter {
     this.refused = new RefusalCache(parts.maxBlockedKeys);
     this.leases = parts.hotKeys === undefined || !parts.store.shared ? undefined : new HotKeyLeases(parts.hotKeys);
     this.syncStore = parts.store.constructor === MemoryWindowStore ? (parts.store as MemoryWindowStore) : undefined;
+    this.defaultSet = compiledSetOf(this.policies);
   }
 
   /** The first default policy; shorthand for code that publishes one figure. */
@@ -142,7 +145,7 @@ export class WindowRateLimiter implements RateLimiter {
       const { syncStore } = this;
       const memory = syncStore !== undefined && syncStore.consume === memoryConsume;
       if (memory && cost === 1) {
-        const set = compiledSetOf(policies);
+        const set = policies === this.policies ? this.defaultSet : compiledSetOf(policies);
         // The key is checked by the store, only when it holds no state for it (every key it holds passed).
         if (set.size === 1) return Promise.resolve(this.record(decisionOfOne(syncStore.decideOneSync(key, this.parts.clock(), set, 1, true), set, false)));
       }

@@ -2,12 +2,29 @@ import type { Adjustment, AnyAlgorithm } from '../window/algorithms';
 import { compiledSetOf, type CompiledPolicySet } from '../window/compiled-policy-set';
 import { adjustSet, assertValidAdjustments, compiledExpiresAtMs, decideOne, decideSet } from '../window/decide-set';
 import type { WindowDecision } from '../window/decision';
+import { FixedWindowStep, NO_WINDOW, type FixedWindowState } from '../window/fixed-window';
 import { assertValidKey } from '../window/key';
 import type { LimitStore, StoreDecision } from '../limiter/limit-store';
-import type { PolicySet } from '../window/policy';
+import type { PolicySet, RateLimitPolicy } from '../window/policy';
 
 /** The same margin as DEFAULT_REDIS_TTL_MARGIN_MS: a clock may lag the newest one seen by this much. */
 export const DEFAULT_MEMORY_LAG_MARGIN_MS = 10_000;
+
+/**
+ * A fixed-window state the store owns and updates in place: the hot path
+ * (decideOneSync) copies FixedWindowStep's outcome into it instead of
+ * allocating a new state on every call, as express-rate-limit does with its
+ * entry (issue 22). It never leaves the store: a read for anyone else gets a
+ * copy (stateIn), because a state handed out must not change afterwards.
+ * Declared here, not imported: under tsx every read of an imported binding
+ * is a getter call.
+ */
+class HeldWindow implements FixedWindowState {
+  constructor(
+    public windowNumber: number,
+    public count: number,
+  ) {}
+}
 
 /** One key's states, by slot (stateSlotOf): a tier's several policies live side by side. */
 type Slots = Record<string, unknown>;
@@ -30,6 +47,8 @@ export class MemoryWindowStore implements LimitStore {
   private generationStartMs = Number.NEGATIVE_INFINITY;
   /** The latest expiry written into the current generation: once it is the previous one, it must last until then. */
   private currentExpiresAtMs = Number.NEGATIVE_INFINITY;
+  /** What decideOneSync answers for a fixed window: filled in again by each call, never allocated per call. */
+  private readonly step = new FixedWindowStep();
 
   /** @param lagMarginMs how long past its expiry a state is kept for a clock that steps back. */
   constructor(private readonly lagMarginMs: number = DEFAULT_MEMORY_LAG_MARGIN_MS) {
@@ -79,6 +98,9 @@ export class MemoryWindowStore implements LimitStore {
    * `checkNewKey`: the key is validated here (assertValidKey) when the store
    * does not hold it yet; a held key was validated when it was first written,
    * so a known client's decision skips the scan of its key.
+   *
+   * A fixed window spending units is decided in place (decideHeldWindow), and
+   * the answer is this store's own reused object: read it before the next call.
    */
   decideOneSync(key: string, nowMs: number, set: CompiledPolicySet, cost: number, checkNewKey = false): WindowDecision {
     const slots = this.slotsOf(key, nowMs);
@@ -86,17 +108,43 @@ export class MemoryWindowStore implements LimitStore {
     const slot = set.slots[0] as string;
     const algorithm = set.algorithms[0] as AnyAlgorithm;
     const policy = set.policies[0];
+    // A cost-0 read takes the general path: fixedWindow.decide answers it by a rule of its own.
+    // The name, not the algorithm value, is compared: under tsx every imported binding read is a getter call.
+    if (set.algorithmNames[0] === 'fixed-window' && cost > 0) {
+      const step = this.decideHeldWindow(key, slots, slot, nowMs, policy, cost);
+      if (step.changed) this.noteExpiry(algorithm.expiresAtMs(step, policy), nowMs);
+      return step;
+    }
     const { decision, next } = algorithm.decide(stateIn(slots, slot, algorithm), nowMs, policy, cost);
     if (next !== null) {
-      let target = slots;
-      if (target === undefined) {
-        target = {};
-        this.current.set(key, target);
-      }
-      target[slot] = algorithm.pack === undefined ? next : algorithm.pack(next);
+      this.slotsFor(key, slots)[slot] = algorithm.pack === undefined ? next : algorithm.pack(next);
       this.noteExpiry(algorithm.expiresAtMs(next, policy), nowMs);
     }
     return decision;
+  }
+
+  /**
+   * The fixed window in `slot` decided by FixedWindowStep (its arithmetic, not
+   * a copy of it), whose outcome is copied into the slot's HeldWindow: no
+   * object is allocated once the key holds one.
+   */
+  private decideHeldWindow(key: string, slots: Slots | undefined, slot: string, nowMs: number, policy: RateLimitPolicy, cost: number): FixedWindowStep {
+    const { step } = this;
+    const { limit, windowMs } = policy;
+    const held = slots === undefined ? undefined : slots[slot];
+    if (isHeldWindow(held)) {
+      if (step.decide(held.windowNumber, held.count, nowMs, limit, windowMs, cost).changed) {
+        held.windowNumber = step.windowNumber;
+        held.count = step.count;
+      }
+      return step;
+    }
+    // Empty, or a plain state the general path wrote: from now on the slot holds a HeldWindow.
+    const state = (held ?? null) as FixedWindowState | null;
+    if (state === null) step.decide(NO_WINDOW, 0, nowMs, limit, windowMs, cost);
+    else step.decide(state.windowNumber, state.count, nowMs, limit, windowMs, cost);
+    if (step.changed) this.slotsFor(key, slots)[slot] = new HeldWindow(step.windowNumber, step.count);
+    return step;
   }
 
   adjustSync(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): void {
@@ -125,12 +173,16 @@ export class MemoryWindowStore implements LimitStore {
     return slots;
   }
 
+  /** The key's slots to write into: `slots` as found, or new ones in the current generation. */
+  private slotsFor(key: string, slots: Slots | undefined): Slots {
+    if (slots !== undefined) return slots;
+    const created: Slots = {};
+    this.current.set(key, created);
+    return created;
+  }
+
   private write(key: string, slots: Slots | undefined, nowMs: number, set: CompiledPolicySet, states: readonly unknown[]): void {
-    let target = slots;
-    if (target === undefined) {
-      target = {};
-      this.current.set(key, target);
-    }
+    const target = this.slotsFor(key, slots);
     for (let i = 0; i < set.size; i++) {
       const state = states[i] ?? null;
       const algorithm = set.algorithms[i] as AnyAlgorithm;
@@ -197,5 +249,14 @@ function readStates(slots: Slots | undefined, set: CompiledPolicySet): unknown[]
 function stateIn(slots: Slots | undefined, slot: string, algorithm: AnyAlgorithm): unknown {
   const held = slots === undefined ? undefined : slots[slot];
   if (held === undefined || held === null) return null;
+  if (isHeldWindow(held)) return { windowNumber: held.windowNumber, count: held.count };
   return algorithm.unpack === undefined ? held : algorithm.unpack(held);
+}
+
+/**
+ * Whether a slot holds a HeldWindow. By its constructor, not instanceof: under tsx (whose class
+ * renames itself in a static block) an instanceof in stateIn cost every consumeSync ~10 ns.
+ */
+function isHeldWindow(held: unknown): held is HeldWindow {
+  return typeof held === 'object' && held !== null && held.constructor === HeldWindow;
 }

@@ -26,6 +26,57 @@ export function windowNumberAt(nowMs: number, windowMs: number): number {
 }
 
 /**
+ * One fixed-window decision worked out into plain fields, by `decide`, the
+ * only copy of the fixed-window arithmetic. A caller keeps one and reuses
+ * it: the memory store's hot path copies its fields into its own record and
+ * the limiter's Decision instead of allocating the three objects of a
+ * FixedWindowResult on every call (issue 22). A method, not a function: the
+ * store calls it on the instance it holds, where under tsx each read of an
+ * imported function is a getter call. decideFixedWindow documents the rules.
+ */
+export class FixedWindowStep {
+  allowed = false;
+  limit = 0;
+  remaining = 0;
+  resetAtMs = 0;
+  retryAfterMs = 0;
+  /** The window the call counted against and its count after the call. */
+  windowNumber = 0;
+  count = 0;
+  /** Whether `windowNumber` and `count` must be stored: an allowed call of positive cost. */
+  changed = false;
+
+  /**
+   * Decides a call of `cost` against the held state (`heldWindow`,
+   * `heldCount`; NO_WINDOW and 0 when empty) into this object, which it
+   * returns. Allocates nothing; no clock, no I/O.
+   */
+  decide(heldWindow: number, heldCount: number, nowMs: number, limit: number, windowMs: number, cost: number): this {
+    const ownWindow = windowNumberAt(nowMs, windowMs);
+    const windowNumber = heldWindow > ownWindow ? heldWindow : ownWindow;
+    const spent = heldWindow === windowNumber ? heldCount : 0;
+    const resetAtMs = (windowNumber + 1) * windowMs;
+    const allowed = spent + cost <= limit;
+    const count = allowed ? spent + cost : spent;
+    this.allowed = allowed;
+    this.limit = limit;
+    this.remaining = Math.max(0, limit - count);
+    this.resetAtMs = resetAtMs;
+    this.retryAfterMs = allowed ? 0 : resetAtMs - nowMs;
+    this.windowNumber = windowNumber;
+    this.count = count;
+    this.changed = allowed && cost > 0;
+    return this;
+  }
+}
+
+/** As the held window number of an empty state: below every window, so it is never the one counted. */
+export const NO_WINDOW = Number.NEGATIVE_INFINITY;
+
+// decideFixedWindow's own: it copies the fields out before returning, and nothing runs in between.
+const scratch = new FixedWindowStep();
+
+/**
  * The fixed-window decision, pure: no clock, no I/O. Stores run it inside
  * their atomic primitive (RTDB transaction, Redis Lua, a Map).
  *
@@ -44,22 +95,15 @@ export function decideFixedWindow(
   policy: Pick<RateLimitPolicy, 'limit' | 'windowMs'>,
   cost: number,
 ): FixedWindowResult {
-  const ownWindow = windowNumberAt(nowMs, policy.windowMs);
-  const windowNumber = state !== null && state.windowNumber > ownWindow ? state.windowNumber : ownWindow;
-  const spent = state !== null && state.windowNumber === windowNumber ? state.count : 0;
-  const resetAtMs = (windowNumber + 1) * policy.windowMs;
-  const allowed = spent + cost <= policy.limit;
-  const count = allowed ? spent + cost : spent;
-
-  const decision: WindowDecision = {
-    allowed,
-    limit: policy.limit,
-    remaining: Math.max(0, policy.limit - count),
-    resetAtMs,
-    retryAfterMs: allowed ? 0 : resetAtMs - nowMs,
-  };
-  const next = allowed && cost > 0 ? { windowNumber, count } : null;
-  return { decision, next };
+  const { allowed, limit, remaining, resetAtMs, retryAfterMs, changed, windowNumber, count } = scratch.decide(
+    state === null ? NO_WINDOW : state.windowNumber,
+    state === null ? 0 : state.count,
+    nowMs,
+    policy.limit,
+    policy.windowMs,
+    cost,
+  );
+  return { decision: { allowed, limit, remaining, resetAtMs, retryAfterMs }, next: changed ? { windowNumber, count } : null };
 }
 
 /**
