@@ -144,10 +144,11 @@ export class WindowRateLimiter implements RateLimiter {
       const policies = options.policy === undefined && options.policies === undefined ? this.policies : policySetOf(options, this.policies);
       const { syncStore } = this;
       const memory = syncStore !== undefined && syncStore.consume === memoryConsume;
-      if (memory && cost === 1) {
+      // A call of one unit, or a read (cost 0: the service reads its guard budgets on every request).
+      if (memory && (cost === 1 || cost === 0)) {
         const set = policies === this.policies ? this.defaultSet : compiledSetOf(policies);
         // The key is checked by the store, only when it holds no state for it (every key it holds passed).
-        if (set.size === 1) return Promise.resolve(this.record(decisionOfOne(syncStore.decideOneSync(key, this.parts.clock(), set, 1, true), set, false)));
+        if (set.size === 1) return Promise.resolve(this.record(decisionOfOne(syncStore.decideOneSync(key, this.parts.clock(), set, cost, true), set, false)));
       }
       assertValidKey(key);
       // The default cost needs no check.
