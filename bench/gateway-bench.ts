@@ -58,7 +58,10 @@ async function serveFirelimit(upstreamUrl: string, viaSdk: boolean): Promise<voi
   const tokens = new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
   const secrets: string[] = [];
   for (let i = 0; i < CONNECTIONS; i++) secrets.push((await tokens.create({ name: `bench-${i}`, scopes: ['mcp'] })).secret);
-  serveAsBenchChild(service.app, (server) => ({ port: (server.address() as AddressInfo).port, secret: secrets[0], secrets }), async () => {
+  // On the server the service puts its app on (Express's prototypes preset, ADR 0069), not app.listen's plain one.
+  const { createServiceServer } = await import('../src/service/express-server');
+  const served = { listen: (port: number, host: string, callback: () => void) => createServiceServer(service.app).listen(port, host, callback) };
+  serveAsBenchChild(served, (server) => ({ port: (server.address() as AddressInfo).port, secret: secrets[0], secrets }), async () => {
     await service.release();
     rmSync(dir, { recursive: true, force: true });
   });

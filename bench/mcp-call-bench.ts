@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,8 +51,8 @@ const LIMIT = 1_000_000_000;
 const TARGET_RATIO = 1.0;
 const AIM_RATIO = 1.5;
 
-type VariantName = 'floor-http' | 'floor-express' | 'firelimit' | 'firelimit-tsx' | 'firelimit-baseline' | 'firelimit+jwt' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
-type FloorName = 'floor-http' | 'floor-express';
+type VariantName = 'floor-http' | 'floor-express' | 'floor-express-preset' | 'firelimit' | 'firelimit-tsx' | 'firelimit-baseline' | 'firelimit+jwt' | 'sdk-handler' | 'sdk-transport-json' | 'sdk-handler+bearer+erl';
+type FloorName = 'floor-http' | 'floor-express' | 'floor-express-preset';
 type EraName = '2025-11-25' | '2026-07-28';
 
 interface Variant {
@@ -66,6 +66,8 @@ interface Variant {
 const VARIANTS: readonly Variant[] = [
   { name: 'floor-http', label: 'floor: node:http + JSON.parse + fixed answer', eras: ['2025-11-25', '2026-07-28'] },
   { name: 'floor-express', label: 'floor: Express 5 + express.json() + fixed answer', eras: ['2025-11-25', '2026-07-28'] },
+  // The same app on the server firelimit runs on (src/service/express-server: Express's prototypes preset, ADR 0069).
+  { name: 'floor-express-preset', label: 'floor: the same Express app, prototypes preset as firelimit serves', eras: ['2025-11-25', '2026-07-28'] },
   { name: 'sdk-handler', label: 'bare SDK 2.x: createMcpHandler + toNodeHandler', eras: ['2025-11-25', '2026-07-28'] },
   { name: 'sdk-transport-json', label: 'bare SDK 2.x: McpServer + stateless transport per request, JSON', eras: ['2025-11-25'] },
   { name: 'sdk-handler+bearer+erl', label: 'bare SDK 2.x createMcpHandler + bearer check + express-rate-limit', eras: ['2025-11-25', '2026-07-28'] },
@@ -136,7 +138,12 @@ async function floorApp(name: FloorName): Promise<{ listen(port: number, host: s
   app.post('/mcp', (req: Request, res: Response) => {
     res.type('application/json').send(fixedAnswer((req.body as { id?: unknown }).id));
   });
-  return app;
+  return name === 'floor-express-preset' ? await onServiceServer(app) : app;
+}
+
+/** Served as the service serves its app (src/service/express-server), not by app.listen's plain server. */
+async function onServiceServer(app: Express): Promise<Listenable> {
+  return servedAsTheServiceServes(app, '../src');
 }
 
 async function bareApp(name: Exclude<VariantName, 'firelimit' | 'firelimit-tsx' | 'firelimit-baseline' | 'firelimit+jwt' | FloorName>, secret: string): Promise<Express> {
@@ -202,7 +209,7 @@ async function signedInCaller(dir: string): Promise<{ issuersFile: string; token
   return { issuersFile, token };
 }
 
-async function firelimitApp(dir: string, jwt = false, src = '../src'): Promise<{ app: Express; secret: string }> {
+async function firelimitApp(dir: string, jwt = false, src = '../src'): Promise<{ app: Listenable; secret: string }> {
   const { loadConfig } = (await import(`${src}/config/config`)) as typeof import('../src/config/config');
   const { buildService } = (await import(`${src}/service/build-service`)) as typeof import('../src/service/build-service');
   const { createServiceLogger } = (await import(`${src}/logging/create-service-logger`)) as typeof import('../src/logging/create-service-logger');
@@ -214,7 +221,17 @@ async function firelimitApp(dir: string, jwt = false, src = '../src'): Promise<{
   const service = await buildService(config, { logger: createServiceLogger(config, { output, batch: true }) });
   const tokens = new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
   const created = await tokens.create({ name: 'bench', scopes: ['mcp'] });
-  return { app: service.app, secret: caller?.token ?? created.secret };
+  return { app: await servedAsTheServiceServes(service.app, src), secret: caller?.token ?? created.secret };
+}
+
+type Listenable = { listen(port: number, host: string, callback: () => void): import('node:http').Server };
+
+/** On the server `npm start` and the image put the app on (src/service/express-server); a build from before it had none. */
+async function servedAsTheServiceServes(app: Express, src: string): Promise<Listenable> {
+  const found = ['.ts', '.js'].some((ext) => existsSync(path.resolve(__dirname, src, 'service', `express-server${ext}`)));
+  if (!found) return app;
+  const { createServiceServer } = (await import(`${src}/service/express-server`)) as typeof import('../src/service/express-server');
+  return { listen: (port, host, callback) => createServiceServer(app).listen(port, host, callback) };
 }
 
 const BARE_SECRET = 'flk_bench_bare_secret';
@@ -225,7 +242,7 @@ async function serve(name: VariantName): Promise<void> {
   const { app, secret } =
     name === 'firelimit' || name === 'firelimit-tsx' || name === 'firelimit+jwt' || name === 'firelimit-baseline'
       ? await firelimitApp(dir, name === 'firelimit+jwt', name === 'firelimit-baseline' ? (process.env.MCP_BENCH_BASELINE_SRC as string) : '../src')
-      : name === 'floor-http' || name === 'floor-express'
+      : name === 'floor-http' || name === 'floor-express' || name === 'floor-express-preset'
         ? { app: await floorApp(name), secret: BARE_SECRET }
         : { app: await bareApp(name, BARE_SECRET), secret: BARE_SECRET };
   serveAsBenchChild(app, (server) => ({ port: (server.address() as AddressInfo).port, secret }), () => rmSync(dir, { recursive: true, force: true }));

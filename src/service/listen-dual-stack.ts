@@ -1,6 +1,5 @@
 import type { RequestListener, Server } from 'node:http';
-import { createServer } from 'node:http';
-import { deferringContinue } from '../http/expect-continue';
+import { createServiceServer } from './express-server';
 
 /** Where the service listened, as Node reported it. */
 export interface Listening {
@@ -31,9 +30,7 @@ export async function listenDualStack(handler: RequestListener, port: number): P
 }
 
 function listenOn(handler: RequestListener, port: number, host: '::' | '0.0.0.0'): Promise<Listening> {
-  const server = createServer(handler);
-  // Expect: 100-continue is answered by our body reader, after the checks that need no body, not by Node at once.
-  server.on('checkContinue', deferringContinue(handler));
+  const server = createServiceServer(handler);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     // ipv6Only false is Node's default; said here because the dual stack is the point.
