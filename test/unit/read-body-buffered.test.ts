@@ -7,17 +7,22 @@ import { readBoundedBody, takeBufferedBody } from '../../src/http/read-body';
  * A real node:http server whose handler waits one tick (as the /mcp chain
  * does before the body step) and hands the request to `inspect`; the raw
  * request is written on a plain socket, so a test decides what has arrived.
+ * Each piece after the first is written only once `inspect` calls `proceed`,
+ * so a slow machine cannot let two pieces arrive together.
  */
-async function withRequest(raw: string[], inspect: (req: IncomingMessage) => Promise<void> | void): Promise<void> {
+async function withRequest(raw: string[], inspect: (req: IncomingMessage, proceed: () => void) => Promise<void> | void): Promise<void> {
   let failure: unknown;
   let done!: () => void;
   const finished = new Promise<void>((resolve) => (done = resolve));
+  let proceed!: () => void;
+  const proceeding = new Promise<void>((resolve) => (proceed = resolve));
   const server: Server = createServer((req, res) => {
     process.nextTick(() => {
       Promise.resolve()
-        .then(() => inspect(req))
+        .then(() => inspect(req, proceed))
         .catch((error: unknown) => (failure = error))
         .finally(() => {
+          proceed();
           res.end('ok');
           done();
         });
@@ -26,9 +31,8 @@ async function withRequest(raw: string[], inspect: (req: IncomingMessage) => Pro
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
   socket.on('error', () => undefined);
-  // Each piece is its own write, a few ms apart, so the later ones arrive after the handler ran.
   for (const [i, piece] of raw.entries()) {
-    if (i > 0) await new Promise((resolve) => setTimeout(resolve, 30));
+    if (i > 0) await proceeding;
     socket.write(piece);
   }
   await finished;
@@ -54,8 +58,10 @@ describe('takeBufferedBody', () => {
   });
 
   test('leaves a body still arriving to the bounded read, which gets all of it', async () => {
-    await withRequest([head(BODY.length) + BODY.slice(0, 10), BODY.slice(10)], async (req) => {
+    await withRequest([head(BODY.length) + BODY.slice(0, 10), BODY.slice(10)], async (req, proceed) => {
       expect(takeBufferedBody(req, 1024)).toBeUndefined();
+      // Only now is the rest of the body sent.
+      proceed();
       const read = await readBoundedBody(req, { maxBodyBytes: 1024, idleTimeoutMs: 5_000, totalTimeoutMs: 5_000 });
       expect(read.ok && read.bytes.toString('utf8')).toBe(BODY);
     });
