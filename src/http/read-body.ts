@@ -46,7 +46,9 @@ export function takeBufferedBody(req: IncomingMessage, maxBodyBytes: number): Bu
   if (declared === undefined || req.headers['transfer-encoding'] !== undefined || req.readableFlowing !== null || req.readableEnded) return undefined;
   const lengthBytes = Number(declared);
   if (!(lengthBytes <= maxBodyBytes) || req.readableLength !== lengthBytes) return undefined;
-  const bytes = lengthBytes === 0 ? Buffer.alloc(0) : (req.read(lengthBytes) as Buffer);
+  const bytes = lengthBytes === 0 ? Buffer.alloc(0) : (req.read(lengthBytes) as Buffer | null);
+  // Not handed over after all (nothing was taken): the bounded read has it all still.
+  if (bytes === null) return undefined;
   // Nothing is left to read: let the stream run to its end on its own, as a body read by listeners does.
   req.resume();
   return bytes;
