@@ -1,10 +1,12 @@
-import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientMetadata, type OAuthClientProvider, type StoredOAuthClientInformation, type StoredOAuthTokens } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientMetadata, type OAuthClientProvider, type OAuthDiscoveryState, type StoredOAuthClientInformation, type StoredOAuthTokens } from '@modelcontextprotocol/client';
 
 export const REDIRECT_URI = 'http://127.0.0.1:1/oauth/callback';
 
 /**
  * The MCP SDK's OAuth client provider, kept in memory as a desktop MCP host
- * keeps it on disk: the registered client, the PKCE verifier, the tokens.
+ * keeps it on disk: the registered client, the PKCE verifier, the tokens,
+ * and the discovery state (SEP-2352: the SDK then checks on the callback leg
+ * that the code goes back to the authorization server the user approved).
  * `redirectToAuthorization` only records the URL; the test's user agent
  * (signInAs) then plays the browser.
  */
@@ -13,6 +15,7 @@ export class InMemoryOAuthClient implements OAuthClientProvider {
   private client: StoredOAuthClientInformation | undefined;
   private saved: StoredOAuthTokens | undefined;
   private verifier = '';
+  private discovery: OAuthDiscoveryState | undefined;
   registrations = 0;
 
   get redirectUrl(): string {
@@ -50,6 +53,14 @@ export class InMemoryOAuthClient implements OAuthClientProvider {
 
   codeVerifier(): string {
     return this.verifier;
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.discovery = state;
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.discovery;
   }
 }
 

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { plainLegacyRequest } from '../../src/http/mcp-protocol-check';
 import { plainModernRoute } from '../../src/http/plain-modern-request';
 
-const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2026-07-28', ' 2026-07-28\t', '2027-01-01', '', 'garbage'];
+const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2026-07-28', ' 2026-07-28\t', '2026-07-28 ', '3\t', '2027-01-01', '', 'garbage'];
 const json = fc.oneof(fc.string({ maxLength: 3 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constant({}), fc.constant([]));
 const meta = fc.oneof(
   fc.record({ 'io.modelcontextprotocol/protocolVersion': fc.oneof(fc.constantFrom(...VERSIONS), json), progressToken: fc.oneof(fc.string(), fc.integer()) }, { requiredKeys: [] }),
@@ -111,7 +111,7 @@ const nearPlainMeta = fc
   .map(([base, extras]) => ({ ...base, ...extras }));
 const nearPlainExchange = fc
   .tuple(
-    fc.record({ jsonrpc: mostly('2.0', json), id: mostly(1, fc.oneof(fc.string(), fc.constant(null), fc.double())), method: fc.constantFrom('tools/call', 'tools/list', 'initialize') }),
+    fc.record({ jsonrpc: mostly('2.0', json), id: mostly(1, fc.oneof(fc.string(), fc.constant(null), fc.double())), method: fc.constantFrom('tools/call', 'tools/list', 'initialize', 'tools/call ', '\ttools/list') }),
     nearPlainMeta,
     rareExtras(fc.record({ result: json, error: json }, { requiredKeys: [] })),
   )
@@ -158,5 +158,21 @@ describe('plainModernRoute', () => {
     expect(plainModernRoute(headers, { ...call, params: { ...call.params, _meta: { ..._meta, [MODERN_KEYS.capabilities]: { roots: {} } } } })).toBeUndefined();
     expect(plainModernRoute(headers, { ...call, params: { ...call.params, _meta: { ..._meta, [MODERN_KEYS.info]: { name: 'bench' } } } })).toBeUndefined();
     expect(plainModernRoute(headers, [call])).toBeUndefined();
+  });
+
+  // Found by the property above in CI (seed 188579112, path "16354:1:2:2:1:2:3"): the classifier strips
+  // the header's spaces and tabs, so header and envelope both "3 " disagree there and the SDK refuses.
+  it.each([
+    ['a revision ending in a space', '3 ', 'tools/call'],
+    ['a revision ending in a tab', '2027-01-01\t', 'tools/call'],
+    ['a method ending in a space', '2026-07-28', 'tools/call '],
+    ['a method opening with a tab', '2026-07-28', '\ttools/list'],
+  ])('leaves %s, equal in header and body, to the classifier, which refuses it', (_case, revision, method) => {
+    const _meta = { [MODERN_KEYS.version]: revision, [MODERN_KEYS.info]: { name: 'bench', version: '1.0.0' }, [MODERN_KEYS.capabilities]: {} };
+    const call = { jsonrpc: '2.0', id: 1, method, params: { name: 'whoami', _meta } };
+    const headers = { 'mcp-protocol-version': revision, 'mcp-method': method };
+    expect(plainModernRoute(headers, call)).toBeUndefined();
+    const outcome = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: revision, mcpMethodHeader: method, body: call });
+    expect(outcome.kind).toBe('reject');
   });
 });
