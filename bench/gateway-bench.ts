@@ -29,7 +29,9 @@ import { createMinimalMcpUpstream } from './minimal-mcp-upstream';
  *
  * `npx tsx bench/gateway-bench.ts` runs it alone; GATEWAY_BENCH_SECONDS and
  * GATEWAY_BENCH_ROUNDS shorten it, GATEWAY_BENCH_CPU_PROF=dir profiles the
- * firelimit child.
+ * firelimit child, GATEWAY_BENCH_BASELINE_SRC=DIR (another checkout's src,
+ * e.g. a `git archive` of the parent commit) adds that build as a cell of its
+ * own, one token, in the same rounds: an A/B of a change.
  */
 
 const ROUNDS = Number(process.env.GATEWAY_BENCH_ROUNDS ?? 5);
@@ -41,25 +43,31 @@ const LATENCY_CALLS = 1000;
 const LIMIT = 1_000_000_000;
 const PROTOCOL_VERSION = '2025-11-25';
 
-type CellName = 'direct' | 'firelimit' | 'firelimit-10-tokens' | 'firelimit-sdk' | 'peer';
+type CellName = 'direct' | 'firelimit' | 'firelimit-10-tokens' | 'firelimit-sdk' | 'firelimit-baseline' | 'peer';
+const BASELINE_SRC = process.env.GATEWAY_BENCH_BASELINE_SRC;
 
 // ---------------------------------------------------------------- server side
 
-/** `viaSdk`: the tools/call forwarded by the SDK client over fetch, as before the forwarder (an injected fetch turns it off). */
-async function serveFirelimit(upstreamUrl: string, viaSdk: boolean): Promise<void> {
+/**
+ * `viaSdk`: the tools/call forwarded by the SDK client over fetch, as before the forwarder (an injected fetch turns it
+ * off). `src`: the build's source folder, relative to this file (../src, or GATEWAY_BENCH_BASELINE_SRC).
+ */
+async function serveFirelimit(upstreamUrl: string, viaSdk: boolean, src = '../src'): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'firelimit-gateway-bench-'));
-  const { loadConfig } = await import('../src/config/config');
-  const { buildService } = await import('../src/service/build-service');
-  const { createServiceLogger } = await import('../src/logging/create-service-logger');
-  const { TokenService } = await import('../src/tokens/token-service');
+  const { loadConfig } = (await import(`${src}/config/config`)) as typeof import('../src/config/config');
+  const { buildService } = (await import(`${src}/service/build-service`)) as typeof import('../src/service/build-service');
+  const { createServiceLogger } = (await import(`${src}/logging/create-service-logger`)) as typeof import('../src/logging/create-service-logger');
+  const { TokenService } = (await import(`${src}/tokens/token-service`)) as typeof import('../src/tokens/token-service');
   const config = loadConfig({ RATE_LIMIT_PER_MINUTE: String(LIMIT), TOKENS_FILE: path.join(dir, 'tokens.json'), LOG_FORMAT: 'json', UPSTREAM_MCP_URL: upstreamUrl });
+  // The real JSON log lines, built and written in batches as on stdout (npm start); only the bytes are thrown away.
   const output = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const service = await buildService(config, { logger: createServiceLogger(config, { output }), ...(viaSdk ? { upstreamFetch: (input, init) => fetch(input, init) } : {}) });
+  const logger = createServiceLogger(config, { output, batch: true });
+  const service = await buildService(config, { logger, ...(viaSdk ? { upstreamFetch: (input, init) => fetch(input, init) } : {}) });
   const tokens = new TokenService({ store: service.tokenStore, tiers: config.rateLimit.tiers.map((t) => t.name) });
   const secrets: string[] = [];
   for (let i = 0; i < CONNECTIONS; i++) secrets.push((await tokens.create({ name: `bench-${i}`, scopes: ['mcp'] })).secret);
   // On the server the service puts its app on (Express's prototypes preset, ADR 0069), not app.listen's plain one.
-  const { createServiceServer } = await import('../src/service/express-server');
+  const { createServiceServer } = (await import(`${src}/service/express-server`)) as typeof import('../src/service/express-server');
   const served = { listen: (port: number, host: string, callback: () => void) => createServiceServer(service.app).listen(port, host, callback) };
   serveAsBenchChild(served, (server) => ({ port: (server.address() as AddressInfo).port, secret: secrets[0], secrets }), async () => {
     await service.release();
@@ -67,8 +75,10 @@ async function serveFirelimit(upstreamUrl: string, viaSdk: boolean): Promise<voi
   });
 }
 
-function serve(name: 'upstream' | 'firelimit' | 'firelimit-sdk'): Promise<void> {
-  if (name !== 'upstream') return serveFirelimit(process.argv[process.argv.indexOf('--serve') + 2] as string, name === 'firelimit-sdk');
+function serve(name: 'upstream' | 'firelimit' | 'firelimit-sdk' | 'firelimit-baseline'): Promise<void> {
+  const upstreamUrl = process.argv[process.argv.indexOf('--serve') + 2] as string;
+  if (name === 'firelimit-baseline') return serveFirelimit(upstreamUrl, false, BASELINE_SRC);
+  if (name !== 'upstream') return serveFirelimit(upstreamUrl, name === 'firelimit-sdk');
   serveAsBenchChild(createMinimalMcpUpstream(), (server) => ({ port: (server.address() as AddressInfo).port }));
   return Promise.resolve();
 }
@@ -199,6 +209,7 @@ export async function runGatewayBench(): Promise<BenchTable> {
   let upstream: BenchChild<{ port: number }> | undefined;
   let firelimit: BenchChild<{ port: number; secret: string; secrets: string[] }> | undefined;
   let firelimitSdk: BenchChild<{ port: number; secret: string; secrets: string[] }> | undefined;
+  let baseline: BenchChild<{ port: number; secret: string; secrets: string[] }> | undefined;
   let peer: Peer | undefined;
   try {
     upstream = await startBenchChild<{ port: number }>(__filename, ['--serve', 'upstream'], { name: 'minimal upstream' });
@@ -208,6 +219,9 @@ export async function runGatewayBench(): Promise<BenchTable> {
     const execArgv = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
     firelimit = await startBenchChild<{ port: number; secret: string; secrets: string[] }>(__filename, ['--serve', 'firelimit', upstreamUrl], { name: 'firelimit gateway', loader: 'typescript', execArgv });
     firelimitSdk = await startBenchChild<{ port: number; secret: string; secrets: string[] }>(__filename, ['--serve', 'firelimit-sdk', upstreamUrl], { name: 'firelimit gateway (SDK client)', loader: 'typescript' });
+    if (BASELINE_SRC !== undefined) {
+      baseline = await startBenchChild<{ port: number; secret: string; secrets: string[] }>(__filename, ['--serve', 'firelimit-baseline', upstreamUrl], { name: 'firelimit gateway (baseline)', loader: 'typescript' });
+    }
     peer = await startPeer(upstream.ready.port);
     const peerUrl = `http://127.0.0.1:${peer.port}/mcp`;
     const [directSession, peerSession] = await Promise.all([openSession(upstreamUrl), openSession(peerUrl)]);
@@ -226,6 +240,11 @@ export async function runGatewayBench(): Promise<BenchTable> {
       { name: 'firelimit-sdk', label: 'firelimit, tools/call through the SDK client and fetch (before)', url: `http://127.0.0.1:${firelimitSdk.ready.port}/mcp`, headers: { authorization: `Bearer ${firelimitSdk.ready.secret}` }, cpuUs: () => fs.cpuUs() },
       { name: 'peer', label: '@civic/passthrough-mcp-server in front (one session)', url: peerUrl, headers: { 'mcp-session-id': peerSession }, cpuUs: () => pe.cpuUs() },
     ];
+    const base = baseline;
+    if (base !== undefined) {
+      const url = `http://127.0.0.1:${base.ready.port}/mcp`;
+      cells.splice(2, 0, { name: 'firelimit-baseline', label: `firelimit as built from ${BASELINE_SRC} (one token)`, url, headers: { authorization: `Bearer ${base.ready.secret}` }, cpuUs: () => base.cpuUs() });
+    }
     for (const cell of cells) {
       await checkAnswer(cell);
       await load(cell, WARMUP_SECONDS);
@@ -268,6 +287,7 @@ export async function runGatewayBench(): Promise<BenchTable> {
     await peer?.stop();
     await firelimit?.stop();
     await firelimitSdk?.stop();
+    await baseline?.stop();
     await upstream?.stop();
   }
 }

@@ -1,7 +1,6 @@
-import { StringDecoder } from 'node:string_decoder';
-import { ProtocolError, SdkErrorCode, SdkHttpError, type CallToolResult, type LoggingMessageNotification, type Progress } from '@modelcontextprotocol/client';
+import { ProtocolError, type CallToolResult, type LoggingMessageNotification, type Progress } from '@modelcontextprotocol/client';
 import type { Dispatcher } from 'undici';
-import { SseDataReader } from './sse-data-reader';
+import { ForwardedExchange, notMcp } from './forwarded-exchange';
 import { UpstreamError } from './upstream-error';
 
 /** The session a forwarded call goes on, as the SDK client's handshake left it. */
@@ -36,9 +35,6 @@ export interface ToolCallForwarderOptions {
   readonly onListChanged?: () => void;
 }
 
-/** How much of a refusal's body is kept, to tell a forgotten session (./forgotten-session) from another refusal. */
-const REFUSAL_TEXT_BYTES = 4096;
-
 /**
  * Request ids of forwarded calls start here, far above the SDK client's own
  * counter on the same session (it starts at 0 for the handshake and the
@@ -54,10 +50,11 @@ const notRelayed = (method: string): string => `${method} is not relayed: fireli
 type Message = Readonly<Record<string, unknown>>;
 
 /**
- * One tools/call sent upstream and its answer read, with undici's
- * `Pool.request` (docs/dependencies.md): the JSON-RPC request is written as
- * bytes, the answer (JSON, or the events of an SSE stream) parsed once, with
- * no fetch, web stream, SDK transport or zod parse per call. It keeps what
+ * One tools/call sent upstream and its answer read, on undici's pool
+ * (docs/dependencies.md) through `dispatch` (./forwarded-exchange): the
+ * JSON-RPC request is written as bytes, the answer (JSON, or the events of an
+ * SSE stream) parsed once, with no fetch, web or body stream, SDK transport
+ * or zod parse per call. It keeps what
  * the SDK client did for the call: the deadline and the byte bound of a
  * hostile upstream (ADR 0041), progress and log messages relayed, requests
  * from the upstream refused at once (ADR 0039), a caller who went away
@@ -78,49 +75,26 @@ export class ToolCallForwarder {
     const headers = this.headersOf(session);
     const { deadlineMs, maxAnswerBytes } = this.options;
     return new Promise<CallToolResult>((resolve, reject) => {
-      const abort = new AbortController();
       let settled = false;
-      let body: Dispatcher.ResponseData['body'] | undefined;
       const end = (): void => {
         settled = true;
         signal?.removeEventListener('abort', onCallerAbort);
       };
       const fail = (error: unknown): void => {
-        if (settled) {
-          // After the answer: what is left of its stream is cut (too large, or still open at the deadline).
-          body?.destroy();
-          return;
-        }
+        // After the answer: what is left of its stream is cut (too large, or still open at the deadline).
+        if (settled) return exchange.cut(error instanceof Error ? error : new Error(String(error)));
         end();
         clearTimeout(timer);
-        // Closes the socket of an answer not read to its end (undici does not reuse it).
-        abort.abort(error);
-        body?.destroy();
+        exchange.cut(error instanceof Error ? error : new Error(String(error)));
         reject(error);
       };
-      const succeed = (result: CallToolResult): void => {
-        if (settled) return;
-        end();
-        // The rest of an SSE stream is read to its end, so its connection is kept, but no longer than the deadline.
-        if (body === undefined || body.readableEnded) clearTimeout(timer);
-        else body.once('close', () => clearTimeout(timer));
-        resolve(result);
-      };
-      const onCallerAbort = (): void => {
-        fail(signal?.reason);
-        this.notify(headers, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(signal?.reason) } });
-      };
-      const timer = setTimeout(() => fail(new UpstreamError('timeout', `the upstream MCP server did not answer within ${deadlineMs} ms`)), deadlineMs);
-      if (signal?.aborted === true) return onCallerAbort();
-      signal?.addEventListener('abort', onCallerAbort, { once: true });
-
       const onMessage = (message: unknown): void => {
         if (settled) return;
         if (typeof message !== 'object' || message === null || Array.isArray(message) || (message as Message).jsonrpc !== '2.0') {
           return fail(notMcp());
         }
         const m = message as Message;
-        if (typeof m.method === 'string') return this.onUpstreamMessage(m, id, headers, relay.onprogress, onlog);
+        if (typeof m.method === 'string') return this.onUpstreamMessage(m, id, headers, onprogress, onlog);
         if (m.id !== id) return;
         if (typeof m.error === 'object' && m.error !== null) {
           const { code, message: text, data } = m.error as Message;
@@ -129,26 +103,25 @@ export class ToolCallForwarder {
         }
         const result = resultOf(m.result);
         if (result === undefined) return fail(notMcp());
-        succeed(result);
+        end();
+        exchange.answered();
+        // The rest of an event stream is read to its end, so its connection is kept, but no longer than the deadline.
+        if (exchange.isClosed) clearTimeout(timer);
+        resolve(result);
       };
-
-      this.options.pool.request({ path: this.options.path, method: 'POST', headers, body: JSON.stringify(request), signal: abort.signal }).then(
-        (response) => {
-          body = response.body;
-          if (settled) return void body.destroy();
-          const status = response.statusCode;
-          if (status < 200 || status >= 300) return readRefusal(response, fail);
-          const type = mediaTypeOf(response.headers['content-type']);
-          if (status === 202 || status === 204) {
-            // No answer on this stream: it can only come on one the SDK client reads, so the deadline ends the call.
-            return void body.resume();
-          }
-          if (type === 'application/json') return readJson(body, maxAnswerBytes, onMessage, fail);
-          if (type === 'text/event-stream') return readSse(body, maxAnswerBytes, onMessage, fail);
-          fail(notMcp());
-        },
-        fail,
-      );
+      const onClosed = (): void => {
+        // Unanswered, the call still waits for its deadline (an answer may only come on a stream the SDK client reads).
+        if (settled) clearTimeout(timer);
+      };
+      const exchange = new ForwardedExchange({ onMessage, fail, onClosed }, maxAnswerBytes);
+      const onCallerAbort = (): void => {
+        fail(signal?.reason);
+        this.notify(headers, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(signal?.reason) } });
+      };
+      const timer = setTimeout(() => fail(new UpstreamError('timeout', `the upstream MCP server did not answer within ${deadlineMs} ms`)), deadlineMs);
+      if (signal?.aborted === true) return onCallerAbort();
+      signal?.addEventListener('abort', onCallerAbort, { once: true });
+      this.options.pool.dispatch({ path: this.options.path, method: 'POST', headers, body: JSON.stringify(request) }, exchange);
     });
   }
 
@@ -201,85 +174,4 @@ function resultOf(result: unknown): CallToolResult | undefined {
   if (r.isError !== undefined && typeof r.isError !== 'boolean') return undefined;
   if (r.structuredContent !== undefined && (typeof r.structuredContent !== 'object' || r.structuredContent === null || Array.isArray(r.structuredContent))) return undefined;
   return result as CallToolResult;
-}
-
-function mediaTypeOf(header: string | string[] | undefined): string {
-  const value = Array.isArray(header) ? header[0] : header;
-  return (value ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
-}
-
-function notMcp(): UpstreamError {
-  return new UpstreamError('invalid', 'the upstream MCP server sent something that is not a valid MCP answer');
-}
-
-function tooLarge(maxAnswerBytes: number): UpstreamError {
-  return new UpstreamError('invalid', `the upstream MCP server answered more than ${maxAnswerBytes} bytes`);
-}
-
-/** A 3xx, 4xx or 5xx: the SDK's SdkHttpError with the start of the body, which tells a forgotten session apart. */
-function readRefusal(response: Dispatcher.ResponseData, fail: (error: unknown) => void): void {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  const status = response.statusCode;
-  let read = false;
-  const done = (): void => {
-    if (read) return;
-    read = true;
-    const text = Buffer.concat(chunks).toString('utf8');
-    fail(new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `Error POSTing to endpoint: HTTP ${status}`, { status, text }));
-  };
-  response.body.on('data', (chunk: Buffer) => {
-    chunks.push(chunk);
-    bytes += chunk.length;
-    // Enough to read: the rest is not needed, and closing the socket ends it.
-    if (bytes >= REFUSAL_TEXT_BYTES) done();
-  });
-  response.body.on('end', done);
-  response.body.on('error', done);
-}
-
-/** A JSON answer (one message or a batch), read whole up to the bound; a broken body fails the call, as fetch's does. */
-function readJson(body: Dispatcher.ResponseData['body'], maxAnswerBytes: number, onMessage: (message: unknown) => void, fail: (error: unknown) => void): void {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  body.on('data', (chunk: Buffer) => {
-    bytes += chunk.length;
-    if (bytes > maxAnswerBytes) return fail(tooLarge(maxAnswerBytes));
-    chunks.push(chunk);
-  });
-  body.on('error', fail);
-  body.on('end', () => {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-    } catch (error) {
-      return fail(error);
-    }
-    if (Array.isArray(parsed)) for (const message of parsed) onMessage(message);
-    else onMessage(parsed);
-  });
-}
-
-/**
- * An SSE answer, each event's data handled as it arrives. An event that is not JSON is skipped and a stream that breaks
- * leaves the call to its deadline, as the SDK's transport does (it would reconnect, not fail the call).
- */
-function readSse(body: Dispatcher.ResponseData['body'], maxAnswerBytes: number, onMessage: (message: unknown) => void, fail: (error: unknown) => void): void {
-  const decoder = new StringDecoder('utf8');
-  const reader = new SseDataReader((data) => {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(data);
-    } catch {
-      return;
-    }
-    onMessage(parsed);
-  });
-  let bytes = 0;
-  body.on('data', (chunk: Buffer) => {
-    bytes += chunk.length;
-    if (bytes > maxAnswerBytes) return fail(tooLarge(maxAnswerBytes));
-    reader.push(decoder.write(chunk));
-  });
-  body.on('error', () => undefined);
 }

@@ -132,11 +132,105 @@ describe('ToolCallForwarder: one tools/call upstream over a pooled connection', 
     ['an SSE stream past the byte bound', (res: ServerResponse) => void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`data: ${'x'.repeat(MAX_BYTES)}\n\n`), 'invalid', `answered more than ${MAX_BYTES} bytes`],
     ['an answer to another id', (res: ServerResponse, id: unknown) => json(res, 200, { jsonrpc: '2.0', id: Number(id) + 1, result: { content: [] } }), 'timeout', `did not answer within ${DEADLINE_MS} ms`],
     ['an SSE stream that breaks', (res: ServerResponse) => (res.writeHead(200, { 'content-type': 'text/event-stream' }), res.write(': hi\n\n'), setTimeout(() => res.socket?.destroy(), 10)), 'timeout', `did not answer within ${DEADLINE_MS} ms`],
+    ['a JSON answer that breaks midway', (res: ServerResponse) => (res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' }), res.write('{"jsonrpc":'), setTimeout(() => res.socket?.destroy(), 10)), 'unreachable', ''],
+    ['HTTP 202 (no answer on this stream)', (res: ServerResponse) => void res.writeHead(202).end(), 'timeout', `did not answer within ${DEADLINE_MS} ms`],
   ])('%s fails the call with the kind and words the caller gets', async (_name, send, kind, words) => {
     answer = (res, request) => void send(res, request.id);
     const failure = upstreamErrorOf(await failureOf(call()), DEADLINE_MS);
     expect(failure.kind).toBe(kind);
     expect(failure.message).toContain(words);
+  });
+
+  it('a refusal with a long body is read only as far as its start, and the pool serves the next call', async () => {
+    answer = (res) => void res.writeHead(503, { 'content-type': 'text/plain' }).end('busy '.repeat(200_000));
+    const failure = await failureOf(call());
+    expect(upstreamErrorOf(failure, DEADLINE_MS).kind).toBe('refused');
+    const text = (failure as { data?: { text?: string } }).data?.text ?? '';
+    expect(text.length).toBeGreaterThanOrEqual(4096);
+    expect(text.length).toBeLessThan(1_000_000);
+    answer = (res, request) => json(res, 200, { jsonrpc: '2.0', id: request.id, result: { content: [] } });
+    await expect(call()).resolves.toEqual({ content: [] });
+  });
+
+  it('an informational 103 before the answer is passed over', async () => {
+    answer = (res, request) => {
+      res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+      json(res, 200, { jsonrpc: '2.0', id: request.id, result: { content: [] } });
+    };
+    await expect(call()).resolves.toEqual({ content: [] });
+  });
+
+  it('takes the answer of an SSE stream before the stream ends, then reads the rest without failing the call', async () => {
+    let ended = false;
+    answer = (res, request) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(sse({ jsonrpc: '2.0', id: request.id, result: { content: [] } }));
+      setTimeout(() => {
+        res.end(sse({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }));
+        ended = true;
+      }, 50);
+    };
+    await expect(call()).resolves.toEqual({ content: [] });
+    expect(ended).toBe(false);
+    await until(() => ended);
+    answer = (res, request) => json(res, 200, { jsonrpc: '2.0', id: request.id, result: { content: [{ type: 'text', text: 'next' }] } });
+    await expect(call()).resolves.toEqual({ content: [{ type: 'text', text: 'next' }] });
+  });
+
+  it('cuts a stream still open at the deadline after its answer: its socket is closed', async () => {
+    let closed = false;
+    answer = (res, request) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(sse({ jsonrpc: '2.0', id: request.id, result: { content: [] } }));
+      res.on('close', () => (closed = true));
+    };
+    await expect(call()).resolves.toEqual({ content: [] });
+    expect(closed).toBe(false);
+    await until(() => closed);
+    expect(closed).toBe(true);
+  });
+
+  it('an upstream that cannot be reached fails the call as unreachable', async () => {
+    const closedServer = createServer();
+    await new Promise<void>((resolve) => closedServer.listen(0, '127.0.0.1', resolve));
+    const { port } = closedServer.address() as AddressInfo;
+    await new Promise<void>((resolve) => closedServer.close(() => resolve()));
+    const nowhere = new Pool(`http://127.0.0.1:${port}`);
+    try {
+      const lonely = new ToolCallForwarder({ pool: nowhere, path: '/mcp', authorization: undefined, tokenIdHeader: 'X-Firelimit-Token-Id', deadlineMs: DEADLINE_MS, maxAnswerBytes: MAX_BYTES });
+      const failure = await failureOf(lonely.call(SESSION, { name: 'echo' }, undefined, {}));
+      expect(upstreamErrorOf(failure, DEADLINE_MS).kind).toBe('unreachable');
+    } finally {
+      await nowhere.destroy();
+    }
+  });
+
+  it('a caller already gone is refused at once and the call is not run upstream', async () => {
+    answer = (res, request) => json(res, 200, { jsonrpc: '2.0', id: request.id, result: { content: [] } });
+    const failure = await failureOf(call({}, AbortSignal.abort(new Error('left before'))));
+    expect(failure).toMatchObject({ message: 'left before' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(received.filter((r) => r.body.method === 'tools/call')).toHaveLength(0);
+  });
+
+  it('a call given up while queued behind another on a busy pool is never sent', async () => {
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const single = new Pool(origin, { connections: 1, headersTimeout: 0, bodyTimeout: 0 });
+    try {
+      const queued = new ToolCallForwarder({ pool: single, path: '/mcp', authorization: undefined, tokenIdHeader: 'X-Firelimit-Token-Id', deadlineMs: DEADLINE_MS, maxAnswerBytes: MAX_BYTES });
+      answer = (res, request) => setTimeout(() => json(res, 200, { jsonrpc: '2.0', id: request.id, result: { content: [] } }), 100);
+      const first = queued.call(SESSION, { name: 'echo' }, undefined, {});
+      const abort = new AbortController();
+      const second = failureOf(queued.call(SESSION, { name: 'echo' }, abort.signal, {}));
+      await until(() => received.length === 1);
+      abort.abort(new Error('gave up in the queue'));
+      expect(await second).toMatchObject({ message: 'gave up in the queue' });
+      await expect(first).resolves.toEqual({ content: [] });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(received.filter((r) => r.body.method === 'tools/call')).toHaveLength(1);
+    } finally {
+      await single.destroy();
+    }
   });
 
   it('a caller who goes away ends the call at once and the upstream is told it was cancelled', async () => {
