@@ -37,6 +37,7 @@ export default {
     'src/library/limiter/outage-guard.ts',
     'src/library/limiter/outage-ledger.ts',
     'src/library/limiter/rate-limiter.ts',
+    'src/library/limiter/outage-fallback.ts',
     'src/library/window/key.ts',
     'src/library/window/policy.ts',
     'src/library/memory/memory-store.ts',

@@ -1,17 +1,13 @@
 import type { Logger } from '../../shared/logger';
-import type { BackendGuard, GuardedResult, LateOutcome } from './backend-guard';
+import type { BackendGuard, GuardedResult } from './backend-guard';
 import { compiledSetOf, type CompiledPolicySet } from '../window/compiled-policy-set';
-import { setExpiresAtMs } from '../window/decide-set';
 import type { Decision } from '../window/decision';
 import { assertValidKey } from '../window/key';
 import type { LimiterEvents } from './limiter-events';
 import type { BackendName, LimitStore, StoreDecision } from './limit-store';
-import { LandingTracker } from './landing-tracker';
-import { decisionOfOne, inCallerUnits, toDecision, unavailable } from './limiter-decisions';
+import { decisionOfOne, toDecision, unavailable } from './limiter-decisions';
+import { OutageFallback } from './outage-fallback';
 import type { FleetEstimate } from './fleet-estimate';
-import { outageWeight } from './outage-share';
-import { MIN_OUTAGE_RETRY_AFTER_MS } from './outage-guard';
-import { OutageLedger, type PendingReconciliation } from './outage-ledger';
 import { policySetOf, requiredPolicySet, setIdOf, type PolicyChoice } from '../window/policy-choice';
 import { assertValidCost, type PolicySet, type RateLimitPolicy } from '../window/policy';
 import { RefusalCache } from './refusal-cache';
@@ -85,9 +81,6 @@ const NO_OPTIONS: ConsumeOptions = {};
 // Read once: a wrapped or replaced consume on an instance (a spy, a subclass) is then called as it is.
 const memoryConsume = MemoryWindowStore.prototype.consume;
 
-/** Reconciliation writes in flight at once when a store comes back, so recovery is not a thundering herd. */
-const RECONCILE_CONCURRENCY = 32;
-
 /**
  * Runs decisions against one store and answers from this instance's own
  * states when a shared store fails (fail-open) or refuses (fail-closed).
@@ -96,11 +89,9 @@ const RECONCILE_CONCURRENCY = 32;
  * store reported, until they would allow the call (RefusalCache): an
  * over-limit client costs no database write for the rest of its refusal.
  *
- * During an outage (fail-open) the local states start from the last states
- * the shared store reported for the key, and what they grant is written back
- * into the shared store when it answers again (see OutageLedger), so an
- * outage admits about the limit plus what the other instances granted
- * meanwhile, not a fresh limit per instance.
+ * During an outage (fail-open) the call is decided by this instance's own
+ * window for the key, seeded from the shared states, and written back later
+ * (OutageFallback).
  */
 export class WindowRateLimiter implements RateLimiter {
   readonly backend: BackendName;
@@ -108,14 +99,10 @@ export class WindowRateLimiter implements RateLimiter {
   readonly failurePolicy: FailurePolicy;
   readonly fleet: FleetEstimate | undefined;
 
-  private readonly local = new MemoryWindowStore();
   /** The store itself when it is exactly this process's memory store: its synchronous twin answers without a promise in between. */
   private readonly syncStore: MemoryWindowStore | undefined;
   private readonly refused: RefusalCache;
-  private readonly ledger = new OutageLedger();
-  /** Per ledger key, calls given up on that may still land (consumes and write-backs). */
-  private readonly landing = new LandingTracker();
-  private reconciling: Promise<void> | undefined;
+  private readonly outage: OutageFallback;
   private readonly leases: HotKeyLeases | undefined;
   /** The default policies compiled once: the hot path then reads no imported binding for them (a getter each under tsx). */
   private readonly defaultSet: CompiledPolicySet;
@@ -126,6 +113,7 @@ export class WindowRateLimiter implements RateLimiter {
     this.failurePolicy = parts.failurePolicy;
     this.fleet = parts.store.shared ? parts.fleet : undefined;
     this.refused = new RefusalCache(parts.maxBlockedKeys);
+    this.outage = new OutageFallback({ store: parts.store, guard: parts.guard, clock: parts.clock, logger: parts.logger, backend: this.backend, fleet: this.fleet });
     this.leases = parts.hotKeys === undefined || !parts.store.shared ? undefined : new HotKeyLeases(parts.hotKeys);
     this.syncStore = parts.store.constructor === MemoryWindowStore ? (parts.store as MemoryWindowStore) : undefined;
     this.defaultSet = compiledSetOf(this.policies);
@@ -171,44 +159,27 @@ export class WindowRateLimiter implements RateLimiter {
 
     // Checked here, not in leased(): without leases a call must not pay an extra await.
     const fromLease = this.leases === undefined ? undefined : await this.leased(key, ledgerKey, nowMs, policies, cost, budget);
-    const result = fromLease ?? (await this.consumeShared(key, ledgerKey, nowMs, policies, cost, budget));
+    const { outage } = this;
+    const result = fromLease ?? (await outage.consumeShared(key, ledgerKey, nowMs, policies, cost, budget));
     if (!result.ok && result.cause === 'contention') this.leases?.contended(ledgerKey);
     if (result.ok) {
-      this.ledger.observe(ledgerKey, result.value.states, policies, nowMs);
-      if (this.ledger.hasPending) void this.reconcile();
+      outage.answered(ledgerKey, result.value.states, policies, nowMs);
       if (!result.value.allowed && cost > 0) this.refused.remember(ledgerKey, result.value.states, policies, nowMs);
       // A read that reached the store brings a refund another instance made (a sign-in found valid) to the cache.
       else if (cost === 0) this.refused.refresh(ledgerKey, result.value.states, policies, nowMs);
       return this.record(toDecision(result.value, policies, true));
     }
-    const { late } = result;
     if (this.failurePolicy === 'fail-closed') {
-      if (late !== undefined && cost > 0) void late.then((outcome) => this.settleLate(ledgerKey, key, policies, cost, false, outcome));
+      outage.refusedWhileLate(ledgerKey, key, policies, cost, result.late);
       return this.record(unavailable(policies, nowMs, result.retryAfterMs ?? this.parts.unavailableRetryAfterMs ?? 1000));
     }
-
-    const seen = store.lastSeen?.(key, policies);
-    if (seen !== undefined) this.ledger.observe(ledgerKey, seen, policies, nowMs);
-    const floor = this.ledger.floorFor(ledgerKey, policies);
-    this.local.adjustSync(ledgerKey, nowMs, policies, floor.map((atLeast) => (atLeast === null ? null : { atLeast, deltaUnits: 0 })));
-    // This instance's share of what the key has left, not all of it (ADR 0067); the ledger keeps the real cost.
-    // A read is weighed as a call of one unit, so the remaining it reports is in the caller's calls too.
-    const weight = this.fleet === undefined ? 1 : outageWeight(policies, Math.max(1, cost), this.fleet.current());
-    let local = this.local.consumeSync(ledgerKey, nowMs, policies, cost * weight);
-    // Less left than one call's share: the instance's first call still gets it, so the fleet admits at most
-    // max(remaining, instances × cost), never none at all while the key had units left.
-    if (!local.allowed && weight > 1 && cost > 0 && !this.ledger.grantedLive(ledgerKey, nowMs)) local = this.local.consumeSync(ledgerKey, nowMs, policies, cost);
-    if (cost > 0) {
-      if (local.allowed) this.ledger.grantLocally(ledgerKey, key, policies, cost, setExpiresAtMs(local.states, policies) ?? nowMs, nowMs, late !== undefined);
-      if (late !== undefined) this.landing.track(ledgerKey, late.then((outcome) => this.settleLate(ledgerKey, key, policies, cost, local.allowed, outcome)));
-    }
-    return this.record(inCallerUnits(toDecision(local, policies, false, local.allowed ? 'local_fallback' : 'limit'), weight));
+    return this.record(outage.decideLocally(key, ledgerKey, nowMs, policies, cost, result.late));
   }
 
   /** A hot key's answer from its lease (ADR 0066); undefined: ask the store as usual. Never while outage write-backs are owed. */
   private leased(key: string, ledgerKey: string, nowMs: number, policies: PolicySet, cost: number, budget: WaitBudget | undefined): Promise<GuardedResult<StoreDecision> | undefined> {
     const { leases } = this;
-    if (leases === undefined || this.ledger.hasPending || this.landing.size > 0) return Promise.resolve(undefined);
+    if (leases === undefined || this.outage.unsettled) return Promise.resolve(undefined);
     const { guard, store } = this.parts;
     const shard = store.shardOf?.(key);
     return leases.consume(
@@ -221,67 +192,6 @@ export class WindowRateLimiter implements RateLimiter {
     );
   }
 
-  /**
-   * A shared consume given up on (timed out) has ended on the store. What it
-   * did there decides what is owed: the units of a call granted here are
-   * written back only if the store did not count them itself; a call refused
-   * here (or fail-closed) that the store counted anyway is given back, so the
-   * shared count is what was admitted, once (ADR 0046).
-   */
-  private settleLate(ledgerKey: string, key: string, policies: PolicySet, cost: number, grantedLocally: boolean, outcome: LateOutcome<StoreDecision>): void {
-    const nowMs = this.parts.clock();
-    const counted = outcome.landed && outcome.value.allowed;
-    if (outcome.landed) this.ledger.observe(ledgerKey, outcome.value.states, policies, nowMs);
-    if (grantedLocally) {
-      this.ledger.settle(ledgerKey, cost, counted, nowMs);
-      if (!counted) void this.reconcile();
-      return;
-    }
-    if (!outcome.landed || !counted) return;
-    // Through the ledger, not a refund call of its own: the store may be down again by now.
-    this.ledger.oweBack(ledgerKey, key, policies, cost, setExpiresAtMs(outcome.value.states, policies) ?? nowMs, nowMs);
-    void this.reconcile();
-  }
-
-  /** A write-back that failed goes back to the ledger, unless it was given up on and landed after all. */
-  private restoreUnlessLanded(ledgerKey: string, pending: PendingReconciliation, failure: Extract<GuardedResult<void>, { ok: false }>): void {
-    if (failure.late === undefined) {
-      this.ledger.restore(ledgerKey, pending, this.parts.clock());
-      return;
-    }
-    this.landing.track(
-      ledgerKey,
-      failure.late.then((outcome) => {
-        if (outcome.landed) return;
-        this.ledger.restore(ledgerKey, pending, this.parts.clock());
-        void this.reconcile();
-      }),
-    );
-  }
-
-  /**
-   * A key that was granted calls locally during an outage first writes them
-   * back, then asks: otherwise its first call after the outage would be
-   * judged against states that do not yet know them.
-   */
-  private async consumeShared(key: string, ledgerKey: string, nowMs: number, policies: PolicySet, cost: number, budget: WaitBudget | undefined): Promise<GuardedResult<StoreDecision>> {
-    const { guard, store } = this.parts;
-    if (this.landing.size > 0 && this.landing.inFlight(ledgerKey)) {
-      // Not sent, so it cannot overtake them: answered from the local window, which counts them.
-      return { ok: false, cause: 'outage', retryAfterMs: MIN_OUTAGE_RETRY_AFTER_MS };
-    }
-    const owed = this.ledger.take(ledgerKey, nowMs);
-    if (owed !== undefined) {
-      const written = await guard.run(() => store.adjust(key, nowMs, owed.policies, owed.adjustments), budget, store.shardOf?.(key));
-      if (!written.ok) {
-        this.restoreUnlessLanded(ledgerKey, owed, written);
-        // Not the write-back's late outcome: the consume that never ran has none.
-        return { ok: false, cause: written.cause, error: written.error, retryAfterMs: written.retryAfterMs };
-      }
-    }
-    return guard.run(() => store.consume(key, nowMs, policies, cost), budget, store.shardOf?.(key));
-  }
-
   /** Keys the refusal cache holds now; for tests and metrics. */
   get blockedKeys(): number {
     return this.refused.size;
@@ -289,54 +199,17 @@ export class WindowRateLimiter implements RateLimiter {
 
   /** Units granted from local states that the shared store has not been told of yet. */
   get unreconciledUnits(): number {
-    return this.ledger.pendingUnits;
+    return this.outage.unreconciledUnits;
   }
 
   /** Units granted locally whose shared call may still land on the store; written back only if it does not. */
   get inFlightUnits(): number {
-    return this.ledger.inFlightUnits;
+    return this.outage.inFlightUnits;
   }
 
-  /**
-   * Writes locally granted units into the shared states, once at a time.
-   * Resolves when done; a write that fails is kept for the next success.
-   * A write that timed out is retried only once it is known not to have
-   * landed, so a late commit is not counted twice (ADR 0046).
-   */
+  /** Writes what was granted locally during an outage into the shared store (OutageFallback.reconcile). */
   reconcile(): Promise<void> {
-    this.reconciling ??= this.writeBack().finally(() => {
-      this.reconciling = undefined;
-    });
-    return this.reconciling;
-  }
-
-  private async writeBack(): Promise<void> {
-    const nowMs = this.parts.clock();
-    const pending = this.ledger.drain(nowMs);
-    let written = 0;
-    let units = 0;
-    for (let i = 0; i < pending.length; i += RECONCILE_CONCURRENCY) {
-      await Promise.all(
-        pending.slice(i, i + RECONCILE_CONCURRENCY).map(async (item: PendingReconciliation) => {
-          const result = await this.parts.guard.run(() => this.parts.store.adjust(item.key, nowMs, item.policies, item.adjustments), undefined, this.parts.store.shardOf?.(item.key));
-          if (result.ok) {
-            written++;
-            units += item.adjustments[0]?.deltaUnits ?? 0;
-          } else {
-            this.restoreUnlessLanded(`${setIdOf(item.policies)}|${item.key}`, item, result);
-          }
-        }),
-      );
-    }
-    if (written > 0) {
-      this.parts.logger.info('calls granted from the local window during an outage were written back to the shared store', {
-        event: 'ratelimit.reconciled',
-        backend: this.backend,
-        keys: written,
-        units,
-        keysLeft: pending.length - written,
-      });
-    }
+    return this.outage.reconcile();
   }
 
   async refund(key: string, spent: Decision, options: ConsumeOptions = {}): Promise<void> {
@@ -360,10 +233,8 @@ export class WindowRateLimiter implements RateLimiter {
     const ledgerKey = `${setIdOf(policies)}|${key}`;
     this.refused.forget(ledgerKey);
     if (!spent.shared) {
-      // Granted from the local states during an outage: give it back there (what it was charged, ADR 0067), and owe the shared store less.
-      const weight = this.fleet === undefined ? 1 : outageWeight(policies, cost, this.fleet.current());
-      this.local.adjustSync(ledgerKey, nowMs, policies, weight === 1 ? refunds : refunds.map((refund) => (refund === null ? null : { atLeast: null, deltaUnits: -cost * weight })));
-      this.ledger.grantLocally(ledgerKey, key, policies, -cost, nowMs, nowMs);
+      // Granted from the local states during an outage: given back there (ADR 0067), and the shared store is owed less.
+      this.outage.refundLocally(ledgerKey, key, policies, cost, refunds, nowMs);
       return;
     }
     await this.parts.guard.run(() => store.adjust(key, nowMs, policies, refunds), options.budget, store.shardOf?.(key));
@@ -383,11 +254,10 @@ export class WindowRateLimiter implements RateLimiter {
     // Before the store closes, bounded by the guard's deadline: units leased and not spent go back to the fleet.
     if (this.leases !== undefined) await this.leases.close(this.parts.clock);
     // Best effort, bounded by the guard's deadline: what this instance granted alone should outlive it.
-    if (this.ledger.hasPending) await this.reconcile();
+    await this.outage.closing();
     if (this.parts.ownsFleet === true) await this.fleet?.close();
     await this.parts.store.close();
-    await this.local.close();
+    await this.outage.close();
     this.refused.clear();
-    this.ledger.clear();
   }
 }
