@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { classifyInboundRequest, isInitializeRequest, PROTOCOL_VERSION_META_KEY, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isJsonContentType } from './body-headers';
+import { stripOws } from './header-ows';
 import { isJsonRpcRequest } from './json-rpc-shape';
 import { plainModernRoute } from './plain-modern-request';
 import { jsonRpcError, requestIdOf } from '../library/express';
@@ -115,7 +116,7 @@ export function plainLegacyRequest(headers: IncomingHttpHeaders, body: unknown):
   const meta = params?._meta;
   if (meta !== null && typeof meta === 'object' && !Array.isArray(meta) && PROTOCOL_VERSION_META_KEY in meta) return false;
   const version = headerValue(headers['mcp-protocol-version']);
-  return version === undefined || version.replace(/^[\t ]+|[\t ]+$/g, '') < FIRST_MODERN_REVISION;
+  return version === undefined || stripOws(version) < FIRST_MODERN_REVISION;
 }
 
 /** The problem alone, for callers that only ask whether a request would be refused. */

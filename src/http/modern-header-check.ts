@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { UnsupportedProtocolVersionError, type InboundModernRoute } from '@modelcontextprotocol/server';
+import { stripOws } from './header-ows';
 
 /** A refusal of a 2026-07-28 request: the HTTP status, JSON-RPC code, message and data the SDK's entry answers with. */
 export interface ModernRequestProblem {
@@ -71,7 +72,7 @@ export function modernRequestProblem(headers: IncomingHttpHeaders, route: Inboun
   if (nameHeader === undefined) {
     return bodyValue === undefined ? undefined : mismatch('(missing)', `the body carries params.${field}="${bodyValue}" but the required Mcp-Name header is absent`);
   }
-  const normalized = nameHeader.replace(/^[\t ]+|[\t ]+$/g, '');
+  const normalized = stripOws(nameHeader);
   const decoded = decodeSentinel(normalized);
   if (decoded === undefined) return mismatch(normalized, 'the Mcp-Name header carries an invalid Base64 sentinel value');
   if (bodyValue !== undefined && decoded !== bodyValue) {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, type InboundModernRoute, type JSONRPCRequest } from '@modelcontextprotocol/server';
+import { stripOws } from './header-ows';
 import { isJsonRpcRequest } from './json-rpc-shape';
 
 /** The first 2026-era revision: the SDK's classifier compares revisions as strings against it. */
@@ -39,19 +40,10 @@ export function plainModernRoute(headers: IncomingHttpHeaders, body: unknown): I
   if (headers['mcp-protocol-version'] !== revision || headers['mcp-method'] !== method) return undefined;
   // The classifier strips a header's spaces and tabs before comparing it with the body's value,
   // so a revision or method that carries them at either end disagrees with its own header there.
-  if (hasEdgeOws(revision) || hasEdgeOws(method)) return undefined;
+  if (stripOws(revision) !== revision || stripOws(method) !== method) return undefined;
   if (Object.hasOwn(meta, 'progressToken') || Object.hasOwn(meta, LOG_LEVEL_META_KEY)) return undefined;
   if (!plainClientInfo(meta[CLIENT_INFO_META_KEY]) || !plainCapabilities(meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
   return { kind: 'modern', messageKind: 'request', message: request, classification: { era: 'modern', revision } };
-}
-
-/** Whether a space or tab (HTTP's optional whitespace) opens or closes the value. */
-function hasEdgeOws(value: string): boolean {
-  return isOws(value.charCodeAt(0)) || isOws(value.charCodeAt(value.length - 1));
-}
-
-function isOws(code: number): boolean {
-  return code === 0x20 || code === 0x09;
 }
 
 function objectOrUndefined(value: unknown): Record<string, unknown> | undefined {
