@@ -1,11 +1,8 @@
 import fc from 'fast-check';
-import type { Adjustment, FixedWindowState } from '../../src/library/window/algorithms';
-import { windowNumberAt } from '../../src/library/window/fixed-window';
-import { withDeadline, withLateOutcome, type BackendGuard, type GuardedResult } from '../../src/library/limiter/backend-guard';
-import type { LimitStore, StoreDecision } from '../../src/library/limiter/limit-store';
-import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
+import { withDeadline, withLateOutcome } from '../../src/library/limiter/backend-guard';
+import type { RateLimitPolicy } from '../../src/library/window/policy';
+import { Connection, FreezableDatabase, freezeGuard, type Mode } from '../support/freezable-store';
 import { WindowRateLimiter, type FailurePolicy } from '../../src/library/limiter/rate-limiter';
-import { MemoryWindowStore } from '../../src/library/memory/memory-store';
 import { silentLogger } from '../../src/shared/logger';
 
 /**
@@ -18,62 +15,6 @@ import { silentLogger } from '../../src/shared/logger';
 const WINDOW_MS = 60_000;
 const policy: RateLimitPolicy = { name: 'default', limit: 10, windowMs: WINDOW_MS };
 const T0 = 1_000 * WINDOW_MS + 1_000;
-
-type Mode = 'up' | 'hung' | 'down';
-
-/** One shared counter table. Hung: calls wait in a queue (a frozen server's socket) and run, in order, when it thaws. */
-class FreezableDatabase {
-  mode: Mode = 'up';
-  readonly table = new MemoryWindowStore();
-  private queue: { run: () => void; lose: () => void }[] = [];
-
-  run<T>(call: () => Promise<T>): Promise<T> {
-    if (this.mode !== 'hung') return call();
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run: () => void call().then(resolve, reject), lose: () => reject(new Error('socket closed before the reply')) });
-    });
-  }
-
-  /** The queued calls run (or, `lose`, fail without running: the connection dropped). */
-  thaw(lose = false): void {
-    this.mode = 'up';
-    for (const queued of this.queue.splice(0)) (lose ? queued.lose : queued.run)();
-  }
-
-  spent(key: string, nowMs: number): number {
-    const state = this.table.peek(key, [policy])[0] as FixedWindowState | null;
-    return state !== null && state.windowNumber === windowNumberAt(nowMs, WINDOW_MS) ? state.count : 0;
-  }
-}
-
-class Connection implements LimitStore {
-  readonly backend = 'redis' as const;
-  readonly shared = true;
-  constructor(private readonly db: FreezableDatabase) {}
-  consume(key: string, nowMs: number, policies: PolicySet, cost: number): Promise<StoreDecision> {
-    return this.db.run(() => this.db.table.consume(key, nowMs, policies, cost));
-  }
-  adjust(key: string, nowMs: number, policies: PolicySet, adjustments: readonly (Adjustment<unknown> | null)[]): Promise<void> {
-    return this.db.run(() => this.db.table.adjust(key, nowMs, policies, adjustments));
-  }
-  async close(): Promise<void> {}
-}
-
-/** What OutageGuard reports, without its clock: hung, a call is sent and given up on (its late outcome attached); down, not sent. */
-function freezeGuard(db: FreezableDatabase): BackendGuard {
-  return {
-    async run<T>(call: () => Promise<T>): Promise<GuardedResult<T>> {
-      if (db.mode === 'down') return { ok: false, cause: 'outage' };
-      const hung = db.mode === 'hung';
-      const attempt = call().then(
-        (value): GuardedResult<T> => ({ ok: true, value }),
-        (error: unknown): GuardedResult<T> => ({ ok: false, cause: 'error', error }),
-      );
-      if (!hung) return attempt;
-      return { ok: false, cause: 'timeout', late: attempt.then((r) => (r.ok ? { landed: true as const, value: r.value } : { landed: false as const })) };
-    },
-  };
-}
 
 function limiterOn(db: FreezableDatabase, clock: { nowMs: number }, failurePolicy: FailurePolicy = 'fail-open'): WindowRateLimiter {
   return new WindowRateLimiter({ store: new Connection(db), guard: freezeGuard(db), policies: [policy], failurePolicy, clock: () => clock.nowMs, logger: silentLogger });
@@ -118,9 +59,9 @@ describe('calls given up on that land on the store later are counted once', () =
     await settleAll([a]);
     expect(a.inFlightUnits).toBe(0);
     expect(a.unreconciledUnits).toBe(0);
-    expect(db.spent('tok_a', clock.nowMs)).toBe(total);
+    expect(db.spent('tok_a', clock.nowMs, policy)).toBe(total);
     total += await admitted(a, after);
-    expect(db.spent('tok_a', clock.nowMs)).toBe(total);
+    expect(db.spent('tok_a', clock.nowMs, policy)).toBe(total);
     if (after > 0) expect(total).toBe(policy.limit);
   });
 
@@ -135,7 +76,7 @@ describe('calls given up on that land on the store later are counted once', () =
     await a.reconcile(); // sent and given up on: it waits in the frozen socket
     db.thaw();
     await settleAll([a]);
-    expect(db.spent('tok_a', clock.nowMs)).toBe(5);
+    expect(db.spent('tok_a', clock.nowMs, policy)).toBe(5);
   });
 
   test('fail-closed: a refused call that the store counted late is given back', async () => {
@@ -147,7 +88,7 @@ describe('calls given up on that land on the store later are counted once', () =
     expect(await a.consume('tok_a')).toMatchObject({ allowed: false, reason: 'backend_unavailable' });
     db.thaw();
     await settleAll([a]);
-    expect(db.spent('tok_a', clock.nowMs)).toBe(4);
+    expect(db.spent('tok_a', clock.nowMs, policy)).toBe(4);
   });
 
   test('a call refused from the local window that the store allowed late is given back', async () => {
@@ -163,7 +104,7 @@ describe('calls given up on that land on the store later are counted once', () =
     expect(await a.consume('tok_a')).toMatchObject({ allowed: false, shared: false }); // sent; the store (at 9) will allow it
     db.thaw();
     await settleAll([a, b]);
-    expect(db.spent('tok_a', clock.nowMs)).toBe(10);
+    expect(db.spent('tok_a', clock.nowMs, policy)).toBe(10);
   });
 
   type Step = { readonly instance: number; readonly mode: Mode; readonly cost: number; readonly thaw: boolean; readonly lose: boolean };
@@ -192,7 +133,7 @@ describe('calls given up on that land on the store later are counted once', () =
     db.thaw();
     await settleAll(all);
     expect(all.map((l) => l.unreconciledUnits + l.inFlightUnits)).toEqual([0, 0, 0]);
-    expect(db.spent('tok_a', clock.nowMs)).toBe(admittedUnits);
+    expect(db.spent('tok_a', clock.nowMs, policy)).toBe(admittedUnits);
   }
 
   const step = (instance: number, mode: Mode, cost: number, thaw = false, lose = false): Step => ({ instance, mode, cost, thaw, lose });

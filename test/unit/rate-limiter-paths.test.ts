@@ -1,0 +1,174 @@
+import type { BackendGuard } from '../../src/library/limiter/backend-guard';
+import { WindowRateLimiter, type FailurePolicy } from '../../src/library/limiter/rate-limiter';
+import { MemoryWindowStore } from '../../src/library/memory/memory-store';
+import type { RateLimitPolicy } from '../../src/library/window/policy';
+import { silentLogger, type Logger } from '../../src/shared/logger';
+import { createCapturingLogger } from '../support/capturing-logger';
+import { Connection, FreezableDatabase, freezeGuard } from '../support/freezable-store';
+
+/**
+ * Which way a decision goes through the limiter: the memory store's
+ * synchronous paths (no promise of the store's per decision, issue 22), and
+ * the outage fallback's bookkeeping (OutageFallback) that the totals of the
+ * outage suites do not tell apart.
+ */
+
+const WINDOW_MS = 60_000;
+const T0 = 1_000 * WINDOW_MS + 1_000;
+const policy: RateLimitPolicy = { name: 'default', limit: 10, windowMs: WINDOW_MS };
+const hourly: RateLimitPolicy = { name: 'hourly', limit: 100, windowMs: 3_600_000 };
+const passThrough: BackendGuard = { run: async (call) => ({ ok: true, value: await call() }) };
+
+function memoryLimiter(store: MemoryWindowStore, policies: readonly RateLimitPolicy[] = [policy]): WindowRateLimiter {
+  return new WindowRateLimiter({ store, guard: passThrough, policies: policies as [RateLimitPolicy, ...RateLimitPolicy[]], failurePolicy: 'fail-open', clock: () => T0, logger: silentLogger });
+}
+
+function sharedLimiter(db: FreezableDatabase, clock: { nowMs: number }, logger: Logger = silentLogger, failurePolicy: FailurePolicy = 'fail-open'): WindowRateLimiter {
+  return new WindowRateLimiter({ store: new Connection(db), guard: freezeGuard(db), policies: [policy], failurePolicy, clock: () => clock.nowMs, logger });
+}
+
+async function settle(limiter: WindowRateLimiter): Promise<void> {
+  for (let i = 0; i < 4; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await limiter.reconcile();
+  }
+}
+
+describe('the memory limiter decides on the store synchronously', () => {
+  it.each([
+    ['a one-unit call', 1],
+    ['a read (cost 0)', 0],
+  ])('%s of a one-policy set goes through decideOneSync, not the async consume', async (_name, cost) => {
+    const store = new MemoryWindowStore();
+    const limiter = memoryLimiter(store);
+    const one = jest.spyOn(store, 'decideOneSync');
+    const general = jest.spyOn(store, 'consumeSync');
+    const decision = await limiter.consume('tok_a', { cost });
+    expect(decision).toMatchObject({ allowed: true, limit: 10, remaining: 10 - cost, shared: false });
+    expect(one).toHaveBeenCalledTimes(1);
+    expect(general).not.toHaveBeenCalled();
+  });
+
+  it('a call of several units, and a set of two policies, go through consumeSync', async () => {
+    const store = new MemoryWindowStore();
+    const one = jest.spyOn(store, 'decideOneSync');
+    const general = jest.spyOn(store, 'consumeSync');
+    expect(await memoryLimiter(store).consume('tok_a', { cost: 3 })).toMatchObject({ allowed: true, remaining: 7 });
+    expect(await memoryLimiter(store, [policy, hourly]).consume('tok_b')).toMatchObject({ allowed: true, policies: [{ remaining: 9 }, { remaining: 99 }] });
+    expect(general).toHaveBeenCalledTimes(2);
+    expect(one).not.toHaveBeenCalled();
+  });
+
+  it('a policy chosen per call is decided by its own figures, not the default set compiled for the fast path', async () => {
+    const store = new MemoryWindowStore();
+    const limiter = memoryLimiter(store);
+    expect(await limiter.consume('tok_a', { policy: hourly })).toMatchObject({ limit: 100, remaining: 99, policyName: 'hourly' });
+    expect(await limiter.consume('tok_a')).toMatchObject({ limit: 10, remaining: 9, policyName: 'default' });
+  });
+
+  it('a memory store whose consume was replaced (a spy, a subclass) is called as it is', async () => {
+    const store = new MemoryWindowStore();
+    const consume = jest.spyOn(store, 'consume');
+    await memoryLimiter(store).consume('tok_a');
+    expect(consume).toHaveBeenCalledTimes(1);
+  });
+
+  it('needs a policy, names itself when it has none, and publishes its first one', () => {
+    expect(() => new WindowRateLimiter({ store: new MemoryWindowStore(), guard: passThrough, failurePolicy: 'fail-open', clock: () => T0, logger: silentLogger } as never)).toThrow(
+      'WindowRateLimiter: policy or policies is required',
+    );
+    expect(memoryLimiter(new MemoryWindowStore(), [hourly, policy]).policy).toBe(hourly);
+  });
+});
+
+describe('the outage fallback keeps its books', () => {
+  it('a key whose earlier call is still in flight to a frozen store is answered locally without sending another', async () => {
+    const db = new FreezableDatabase();
+    const clock = { nowMs: T0 };
+    const limiter = sharedLimiter(db, clock);
+    await limiter.consume('tok_a');
+    db.mode = 'hung';
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: false });
+    const sentWhileHung = db.sent;
+    // The store is up again, but the call given up on has not landed yet: this one must not overtake it.
+    db.mode = 'up';
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: false, reason: 'local_fallback' });
+    expect(db.sent).toBe(sentWhileHung);
+    // Another key has nothing in flight: it is asked.
+    expect(await limiter.consume('tok_b')).toMatchObject({ shared: true });
+    db.thaw();
+    await settle(limiter);
+    expect(db.spent('tok_a', clock.nowMs, policy)).toBe(3);
+  });
+
+  it('logs a write-back only when something was written, with what was', async () => {
+    const db = new FreezableDatabase();
+    const clock = { nowMs: T0 };
+    const logger = createCapturingLogger();
+    const limiter = sharedLimiter(db, clock, logger);
+    await limiter.consume('tok_a');
+    db.mode = 'down';
+    await limiter.consume('tok_a');
+    await limiter.consume('tok_a');
+    await limiter.reconcile(); // still down: nothing written
+    expect(logger.entries.filter((e) => e.fields.event === 'ratelimit.reconciled')).toEqual([]);
+    db.mode = 'up';
+    await limiter.reconcile();
+    expect(logger.entries.filter((e) => e.fields.event === 'ratelimit.reconciled').map((e) => e.fields)).toEqual([
+      { event: 'ratelimit.reconciled', backend: 'redis', keys: 1, units: 2, keysLeft: 0 },
+    ]);
+    expect(db.spent('tok_a', clock.nowMs, policy)).toBe(3);
+  });
+
+  it('a write-back that failed is owed again for its own key: the next call of that key writes it first', async () => {
+    const db = new FreezableDatabase();
+    const clock = { nowMs: T0 };
+    const limiter = sharedLimiter(db, clock);
+    db.mode = 'down';
+    await limiter.consume('tok_a');
+    await limiter.reconcile();
+    expect(limiter.unreconciledUnits).toBe(1);
+    db.mode = 'up';
+    expect(await limiter.consume('tok_a')).toMatchObject({ shared: true, remaining: 8 });
+    expect(limiter.unreconciledUnits).toBe(0);
+  });
+
+  it('a late landing seeds the next outage: the local window starts from what the store counted', async () => {
+    const db = new FreezableDatabase();
+    const clock = { nowMs: T0 };
+    const limiter = sharedLimiter(db, clock);
+    await limiter.consume('tok_a');
+    db.mode = 'hung';
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: false });
+    // Meanwhile other instances spent 5 of the key's units; the call in the frozen socket lands after them.
+    await db.table.consume('tok_a', clock.nowMs, [policy], 5);
+    db.thaw();
+    await settle(limiter);
+    expect(db.spent('tok_a', clock.nowMs, policy)).toBe(7);
+    db.mode = 'down';
+    // 7 counted, this call the 8th: 2 left, not the 8 this instance alone would think.
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: false, remaining: 2 });
+  });
+
+  it('fail-closed: a refused call that still landed on the store is given back', async () => {
+    const db = new FreezableDatabase();
+    const clock = { nowMs: T0 };
+    const limiter = sharedLimiter(db, clock, silentLogger, 'fail-closed');
+    db.mode = 'hung';
+    // Refused (fail-closed) while the call waits in the frozen socket; it lands at the thaw and is given back.
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: false, reason: 'backend_unavailable' });
+    await db.table.consume('tok_a', clock.nowMs, [policy], 5);
+    db.thaw();
+    await settle(limiter);
+    expect(db.spent('tok_a', clock.nowMs, policy)).toBe(5);
+  });
+
+  it('closing drops what it could not write back, so a closed limiter holds nothing', async () => {
+    const db = new FreezableDatabase();
+    const limiter = sharedLimiter(db, { nowMs: T0 });
+    db.mode = 'down';
+    await limiter.consume('tok_a');
+    await limiter.close();
+    expect(limiter.unreconciledUnits).toBe(0);
+  });
+});
