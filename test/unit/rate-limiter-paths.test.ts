@@ -81,6 +81,56 @@ describe('the memory limiter decides on the store synchronously', () => {
   });
 });
 
+describe('hot keys', () => {
+  it('a key another writer kept winning (contention) is leased on its next call, whatever its rate here; another failure does not', async () => {
+    const table = new MemoryWindowStore();
+    const costs: number[] = [];
+    const failures: ('contention' | 'outage' | undefined)[] = ['contention', 'outage'];
+    const store = { backend: 'redis' as const, shared: true, consume: (key: string, nowMs: number, policies: readonly RateLimitPolicy[], cost: number) => (costs.push(cost), table.consume(key, nowMs, policies as never, cost)), adjust: table.adjust.bind(table), close: async () => undefined };
+    const guard: BackendGuard = {
+      run: async (call) => {
+        const cause = failures.shift();
+        return cause === undefined ? { ok: true, value: await call() } : { ok: false, cause };
+      },
+    };
+    // Fail-closed: a failure grants nothing locally, so no write-back is owed (which would hold every lease back).
+    const limiter = new WindowRateLimiter({ store, guard, policies: [{ ...policy, limit: 1000 }], failurePolicy: 'fail-closed', clock: () => T0, logger: silentLogger, hotKeys: { hotRatePerSecond: 1_000_000 } });
+    await limiter.consume('tok_a'); // contention
+    await limiter.consume('tok_b'); // an outage
+    expect(costs).toEqual([]);
+    await limiter.consume('tok_a');
+    // tok_a: leased (several units in one take); tok_b only met an outage and is asked call by call.
+    expect(costs[0]).toBeGreaterThan(1);
+    await limiter.consume('tok_b');
+    expect(costs[1]).toBe(1);
+  });
+});
+
+describe('hot keys while an outage is being written back', () => {
+  it('a hot key is not leased while write-backs are owed; once they are written, it is', async () => {
+    const table = new MemoryWindowStore();
+    const costs: number[] = [];
+    const failures: ('contention' | undefined)[] = ['contention'];
+    const store = { backend: 'redis' as const, shared: true, consume: (key: string, nowMs: number, policies: readonly RateLimitPolicy[], cost: number) => (costs.push(cost), table.consume(key, nowMs, policies as never, cost)), adjust: table.adjust.bind(table), close: async () => undefined };
+    const guard: BackendGuard = {
+      run: async (call) => {
+        const cause = failures.shift();
+        return cause === undefined ? { ok: true, value: await call() } : { ok: false, cause };
+      },
+    };
+    const limiter = new WindowRateLimiter({ store, guard, policies: [{ ...policy, limit: 1000 }], failurePolicy: 'fail-open', clock: () => T0, logger: silentLogger, hotKeys: { hotRatePerSecond: 1_000_000 } });
+    // Contended, and granted locally (fail-open): one unit is owed to the store.
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: false });
+    expect(limiter.unreconciledUnits).toBe(1);
+    await limiter.consume('tok_a');
+    expect(costs).toEqual([1]);
+    expect(limiter.unreconciledUnits).toBe(0);
+    await limiter.consume('tok_a');
+    expect(costs[1]).toBeGreaterThan(1);
+    expect(table.peek('tok_a', [{ ...policy, limit: 1000 }])[0]).toMatchObject({ count: 2 + (costs[1] as number) });
+  });
+});
+
 describe('the outage fallback keeps its books', () => {
   it('a key whose earlier call is still in flight to a frozen store is answered locally without sending another', async () => {
     const db = new FreezableDatabase();
