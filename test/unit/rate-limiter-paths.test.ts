@@ -73,6 +73,17 @@ describe('the memory limiter decides on the store synchronously', () => {
     expect(consume).toHaveBeenCalledTimes(1);
   });
 
+  it('a refund made when the spent window has just ended (at its resetAtMs) credits nothing: the new window did not pay for it', async () => {
+    const store = new MemoryWindowStore();
+    const clock = { nowMs: T0 };
+    const limiter = new WindowRateLimiter({ store, guard: passThrough, policies: [policy], failurePolicy: 'fail-open', clock: () => clock.nowMs, logger: silentLogger });
+    const spent = await limiter.consume('tok_a');
+    clock.nowMs = spent.resetAtMs;
+    expect(await limiter.consume('tok_a')).toMatchObject({ remaining: 9 });
+    await limiter.refund('tok_a', spent);
+    expect(await limiter.consume('tok_a')).toMatchObject({ remaining: 8 });
+  });
+
   it('needs a policy, names itself when it has none, and publishes its first one', () => {
     expect(() => new WindowRateLimiter({ store: new MemoryWindowStore(), guard: passThrough, failurePolicy: 'fail-open', clock: () => T0, logger: silentLogger } as never)).toThrow(
       'WindowRateLimiter: policy or policies is required',
