@@ -37,6 +37,8 @@ export class ForwardedExchange implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   /** Given up on (failed, or the caller's answer taken): what still arrives is cut. */
   private done = false;
+  /** Why it was cut, for undici's abort when that comes before the exchange started or answered. */
+  private cutReason: Error | undefined;
   private closed = false;
   private reading: Reading = 'none';
   private status = 0;
@@ -51,9 +53,10 @@ export class ForwardedExchange implements Dispatcher.DispatchHandler {
   ) {}
 
   /** Cuts the exchange: its socket is closed if the answer is not read to its end (undici does not reuse it). */
-  cut(reason: Error): void {
+  cut(reason: unknown): void {
     this.done = true;
-    if (!this.closed) this.controller?.abort(reason);
+    this.cutReason = reason instanceof Error ? reason : new Error(String(reason));
+    if (!this.closed) this.controller?.abort(this.cutReason);
   }
 
   /** The answer was taken; the rest of a stream is still read to its end so the connection is kept. */
@@ -68,14 +71,14 @@ export class ForwardedExchange implements Dispatcher.DispatchHandler {
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
     // Cut before undici started it (the caller left, or its deadline passed while queued).
-    if (this.done) controller.abort(new UpstreamError('timeout', 'the forwarded call was given up before it was sent'));
+    if (this.cutReason !== undefined) controller.abort(this.cutReason);
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     // 1xx: informational, the answer's own head follows (Pool.request skips them too).
     if (statusCode < 200) return;
     this.status = statusCode;
-    if (this.done) return controller.abort(new UpstreamError('timeout', 'the forwarded call was given up'));
+    if (this.cutReason !== undefined) return controller.abort(this.cutReason);
     if (statusCode >= 300) {
       this.reading = 'refusal';
       return;

@@ -82,10 +82,10 @@ export class ToolCallForwarder {
       };
       const fail = (error: unknown): void => {
         // After the answer: what is left of its stream is cut (too large, or still open at the deadline).
-        if (settled) return exchange.cut(error instanceof Error ? error : new Error(String(error)));
+        if (settled) return exchange.cut(error);
         end();
         clearTimeout(timer);
-        exchange.cut(error instanceof Error ? error : new Error(String(error)));
+        exchange.cut(error);
         reject(error);
       };
       const onMessage = (message: unknown): void => {
