@@ -92,20 +92,30 @@ describe('the memory limiter decides on the store synchronously', () => {
   });
 });
 
+const HOT_POLICY: RateLimitPolicy = { ...policy, limit: 1000 };
+
+/**
+ * A limiter with hot-key leases (no key hot by its rate here) on a shared store whose guard fails the first calls
+ * with `failures`, in order; `costs` are the units of each consume that reached the store.
+ */
+function leasingLimiter(failures: ('contention' | 'outage')[], failurePolicy: FailurePolicy): { limiter: WindowRateLimiter; table: MemoryWindowStore; costs: number[] } {
+  const table = new MemoryWindowStore();
+  const costs: number[] = [];
+  const store = { backend: 'redis' as const, shared: true, consume: (key: string, nowMs: number, policies: readonly RateLimitPolicy[], cost: number) => (costs.push(cost), table.consume(key, nowMs, policies as never, cost)), adjust: table.adjust.bind(table), close: async () => undefined };
+  const guard: BackendGuard = {
+    run: async (call) => {
+      const cause = failures.shift();
+      return cause === undefined ? { ok: true, value: await call() } : { ok: false, cause };
+    },
+  };
+  const limiter = new WindowRateLimiter({ store, guard, policies: [HOT_POLICY], failurePolicy, clock: () => T0, logger: silentLogger, hotKeys: { hotRatePerSecond: 1_000_000 } });
+  return { limiter, table, costs };
+}
+
 describe('hot keys', () => {
   it('a key another writer kept winning (contention) is leased on its next call, whatever its rate here; another failure does not', async () => {
-    const table = new MemoryWindowStore();
-    const costs: number[] = [];
-    const failures: ('contention' | 'outage' | undefined)[] = ['contention', 'outage'];
-    const store = { backend: 'redis' as const, shared: true, consume: (key: string, nowMs: number, policies: readonly RateLimitPolicy[], cost: number) => (costs.push(cost), table.consume(key, nowMs, policies as never, cost)), adjust: table.adjust.bind(table), close: async () => undefined };
-    const guard: BackendGuard = {
-      run: async (call) => {
-        const cause = failures.shift();
-        return cause === undefined ? { ok: true, value: await call() } : { ok: false, cause };
-      },
-    };
     // Fail-closed: a failure grants nothing locally, so no write-back is owed (which would hold every lease back).
-    const limiter = new WindowRateLimiter({ store, guard, policies: [{ ...policy, limit: 1000 }], failurePolicy: 'fail-closed', clock: () => T0, logger: silentLogger, hotKeys: { hotRatePerSecond: 1_000_000 } });
+    const { limiter, costs } = leasingLimiter(['contention', 'outage'], 'fail-closed');
     await limiter.consume('tok_a'); // contention
     await limiter.consume('tok_b'); // an outage
     expect(costs).toEqual([]);
@@ -115,21 +125,9 @@ describe('hot keys', () => {
     await limiter.consume('tok_b');
     expect(costs[1]).toBe(1);
   });
-});
 
-describe('hot keys while an outage is being written back', () => {
   it('a hot key is not leased while write-backs are owed; once they are written, it is', async () => {
-    const table = new MemoryWindowStore();
-    const costs: number[] = [];
-    const failures: ('contention' | undefined)[] = ['contention'];
-    const store = { backend: 'redis' as const, shared: true, consume: (key: string, nowMs: number, policies: readonly RateLimitPolicy[], cost: number) => (costs.push(cost), table.consume(key, nowMs, policies as never, cost)), adjust: table.adjust.bind(table), close: async () => undefined };
-    const guard: BackendGuard = {
-      run: async (call) => {
-        const cause = failures.shift();
-        return cause === undefined ? { ok: true, value: await call() } : { ok: false, cause };
-      },
-    };
-    const limiter = new WindowRateLimiter({ store, guard, policies: [{ ...policy, limit: 1000 }], failurePolicy: 'fail-open', clock: () => T0, logger: silentLogger, hotKeys: { hotRatePerSecond: 1_000_000 } });
+    const { limiter, table, costs } = leasingLimiter(['contention'], 'fail-open');
     // Contended, and granted locally (fail-open): one unit is owed to the store.
     expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: false });
     expect(limiter.unreconciledUnits).toBe(1);
@@ -138,7 +136,7 @@ describe('hot keys while an outage is being written back', () => {
     expect(limiter.unreconciledUnits).toBe(0);
     await limiter.consume('tok_a');
     expect(costs[1]).toBeGreaterThan(1);
-    expect(table.peek('tok_a', [{ ...policy, limit: 1000 }])[0]).toMatchObject({ count: 2 + (costs[1] as number) });
+    expect(table.peek('tok_a', [HOT_POLICY])[0]).toMatchObject({ count: 2 + (costs[1] as number) });
   });
 });
 
