@@ -140,14 +140,20 @@ describe('hot keys', () => {
   });
 });
 
+/** tok_a spent one unit on the store, then a second granted locally while its call waits in the frozen store's socket. */
+async function oneCallInAFrozenSocket(): Promise<{ db: FreezableDatabase; clock: { nowMs: number }; limiter: WindowRateLimiter }> {
+  const db = new FreezableDatabase();
+  const clock = { nowMs: T0 };
+  const limiter = sharedLimiter(db, clock);
+  await limiter.consume('tok_a');
+  db.mode = 'hung';
+  expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: false });
+  return { db, clock, limiter };
+}
+
 describe('the outage fallback keeps its books', () => {
   it('a key whose earlier call is still in flight to a frozen store is answered locally without sending another', async () => {
-    const db = new FreezableDatabase();
-    const clock = { nowMs: T0 };
-    const limiter = sharedLimiter(db, clock);
-    await limiter.consume('tok_a');
-    db.mode = 'hung';
-    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: false });
+    const { db, clock, limiter } = await oneCallInAFrozenSocket();
     const sentWhileHung = db.sent;
     // The store is up again, but the call given up on has not landed yet: this one must not overtake it.
     db.mode = 'up';
@@ -193,12 +199,7 @@ describe('the outage fallback keeps its books', () => {
   });
 
   it('a late landing seeds the next outage: the local window starts from what the store counted', async () => {
-    const db = new FreezableDatabase();
-    const clock = { nowMs: T0 };
-    const limiter = sharedLimiter(db, clock);
-    await limiter.consume('tok_a');
-    db.mode = 'hung';
-    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, shared: false });
+    const { db, clock, limiter } = await oneCallInAFrozenSocket();
     // Meanwhile other instances spent 5 of the key's units; the call in the frozen socket lands after them.
     await db.table.consume('tok_a', clock.nowMs, [policy], 5);
     db.thaw();
