@@ -70,6 +70,9 @@ export interface AppProcess {
   stop(): Promise<void>;
 }
 
+/** How long a stopped app has to close its limiter before it is killed. */
+const STOP_GRACE_MS = 5_000;
+
 /** Starts `node <file>` in the scratch project with PORT=0 and waits for its "listening on N" line. */
 export function startApp(dir: string, file: string, env: Record<string, string>): Promise<AppProcess> {
   const child = spawn(process.execPath, [file], { cwd: dir, env: { PATH: process.env.PATH ?? '', PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -87,8 +90,13 @@ export function startApp(dir: string, file: string, env: Record<string, string>)
         port: Number(match[1]),
         child,
         stop: async () => {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+          // As Cloud Run stops an instance: SIGTERM, then SIGKILL after a grace. The examples close their limiter on
+          // SIGTERM, which takes the instance out of the fleet (ADR 0067); a killed one would count as live for its
+          // beat's TTL, and the next app on the same Redis would share its outage budget with ghosts.
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          const grace = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
           await exited;
+          clearTimeout(grace);
         },
       });
     };
