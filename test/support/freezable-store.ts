@@ -4,6 +4,7 @@ import type { BackendGuard, GuardedResult } from '../../src/library/limiter/back
 import type { LimitStore, StoreDecision } from '../../src/library/limiter/limit-store';
 import type { PolicySet, RateLimitPolicy } from '../../src/library/window/policy';
 import { MemoryWindowStore } from '../../src/library/memory/memory-store';
+import type { WindowRateLimiter } from '../../src/library/limiter/rate-limiter';
 
 /**
  * A shared store that can freeze: one counter table (a MemoryWindowStore)
@@ -72,3 +73,11 @@ export function freezeGuard(db: FreezableDatabase): BackendGuard {
   };
 }
 
+
+/** Lets settled late outcomes and the write-backs they start run to the end. */
+export async function settleAll(limiters: readonly WindowRateLimiter[]): Promise<void> {
+  for (let i = 0; i < 4; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.all(limiters.map((l) => l.reconcile()));
+  }
+}

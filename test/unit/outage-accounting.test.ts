@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { Adjustment, FixedWindowState, TokenBucketState } from '../../src/library/window/algorithms';
 import { burstOf } from '../../src/library/window/algorithms';
 import { windowNumberAt } from '../../src/library/window/fixed-window';
-import type { BackendGuard, GuardedResult } from '../../src/library/limiter/backend-guard';
+import { passThroughGuard } from '../support/deadline-guard';
 import { algorithmOf, type PolicySet, type RateLimitPolicy } from '../../src/library/window/policy';
 import { WindowRateLimiter } from '../../src/library/limiter/rate-limiter';
 import { MemoryWindowStore } from '../../src/library/memory/memory-store';
@@ -69,21 +69,11 @@ class Connection implements LimitStore {
   async close(): Promise<void> {}
 }
 
-/** Every call reaches the store; a failure is reported, nothing more. The outage guard has tests of its own. */
-const passThrough: BackendGuard = {
-  async run<T>(call: () => Promise<T>): Promise<GuardedResult<T>> {
-    try {
-      return { ok: true, value: await call() };
-    } catch (error) {
-      return { ok: false, cause: 'error', error };
-    }
-  },
-};
 
 function instances(count: number, db: SharedDatabase, clock: { nowMs: number }, logger = silentLogger, policies: PolicySet = [policy]) {
   return Array.from({ length: count }, () => {
     const store = new Connection(db);
-    const limiter = new WindowRateLimiter({ store, guard: passThrough, policies, failurePolicy: 'fail-open', clock: () => clock.nowMs, logger });
+    const limiter = new WindowRateLimiter({ store, guard: passThroughGuard, policies, failurePolicy: 'fail-open', clock: () => clock.nowMs, logger });
     return { store, limiter };
   });
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { withDeadline, withLateOutcome } from '../../src/library/limiter/backend-guard';
 import type { RateLimitPolicy } from '../../src/library/window/policy';
-import { Connection, FreezableDatabase, freezeGuard, type Mode } from '../support/freezable-store';
+import { Connection, FreezableDatabase, freezeGuard, settleAll, type Mode } from '../support/freezable-store';
 import { WindowRateLimiter, type FailurePolicy } from '../../src/library/limiter/rate-limiter';
 import { silentLogger } from '../../src/shared/logger';
 
@@ -18,14 +18,6 @@ const T0 = 1_000 * WINDOW_MS + 1_000;
 
 function limiterOn(db: FreezableDatabase, clock: { nowMs: number }, failurePolicy: FailurePolicy = 'fail-open'): WindowRateLimiter {
   return new WindowRateLimiter({ store: new Connection(db), guard: freezeGuard(db), policies: [policy], failurePolicy, clock: () => clock.nowMs, logger: silentLogger });
-}
-
-/** Lets settled late outcomes and the write-backs they start run to the end. */
-async function settleAll(limiters: readonly WindowRateLimiter[]): Promise<void> {
-  for (let i = 0; i < 4; i++) {
-    await new Promise((resolve) => setImmediate(resolve));
-    await Promise.all(limiters.map((l) => l.reconcile()));
-  }
 }
 
 async function admitted(limiter: WindowRateLimiter, calls: number, cost = 1): Promise<number> {

@@ -4,7 +4,8 @@ import { MemoryWindowStore } from '../../src/library/memory/memory-store';
 import type { RateLimitPolicy } from '../../src/library/window/policy';
 import { silentLogger, type Logger } from '../../src/shared/logger';
 import { createCapturingLogger } from '../support/capturing-logger';
-import { Connection, FreezableDatabase, freezeGuard } from '../support/freezable-store';
+import { passThroughGuard } from '../support/deadline-guard';
+import { Connection, FreezableDatabase, freezeGuard, settleAll } from '../support/freezable-store';
 
 /**
  * Which way a decision goes through the limiter: the memory store's
@@ -17,21 +18,13 @@ const WINDOW_MS = 60_000;
 const T0 = 1_000 * WINDOW_MS + 1_000;
 const policy: RateLimitPolicy = { name: 'default', limit: 10, windowMs: WINDOW_MS };
 const hourly: RateLimitPolicy = { name: 'hourly', limit: 100, windowMs: 3_600_000 };
-const passThrough: BackendGuard = { run: async (call) => ({ ok: true, value: await call() }) };
 
 function memoryLimiter(store: MemoryWindowStore, policies: readonly RateLimitPolicy[] = [policy]): WindowRateLimiter {
-  return new WindowRateLimiter({ store, guard: passThrough, policies: policies as [RateLimitPolicy, ...RateLimitPolicy[]], failurePolicy: 'fail-open', clock: () => T0, logger: silentLogger });
+  return new WindowRateLimiter({ store, guard: passThroughGuard, policies: policies as [RateLimitPolicy, ...RateLimitPolicy[]], failurePolicy: 'fail-open', clock: () => T0, logger: silentLogger });
 }
 
 function sharedLimiter(db: FreezableDatabase, clock: { nowMs: number }, logger: Logger = silentLogger, failurePolicy: FailurePolicy = 'fail-open'): WindowRateLimiter {
   return new WindowRateLimiter({ store: new Connection(db), guard: freezeGuard(db), policies: [policy], failurePolicy, clock: () => clock.nowMs, logger });
-}
-
-async function settle(limiter: WindowRateLimiter): Promise<void> {
-  for (let i = 0; i < 4; i++) {
-    await new Promise((resolve) => setImmediate(resolve));
-    await limiter.reconcile();
-  }
 }
 
 describe('the memory limiter decides on the store synchronously', () => {
@@ -76,7 +69,7 @@ describe('the memory limiter decides on the store synchronously', () => {
   it('a refund made when the spent window has just ended (at its resetAtMs) credits nothing: the new window did not pay for it', async () => {
     const store = new MemoryWindowStore();
     const clock = { nowMs: T0 };
-    const limiter = new WindowRateLimiter({ store, guard: passThrough, policies: [policy], failurePolicy: 'fail-open', clock: () => clock.nowMs, logger: silentLogger });
+    const limiter = new WindowRateLimiter({ store, guard: passThroughGuard, policies: [policy], failurePolicy: 'fail-open', clock: () => clock.nowMs, logger: silentLogger });
     const spent = await limiter.consume('tok_a');
     clock.nowMs = spent.resetAtMs;
     expect(await limiter.consume('tok_a')).toMatchObject({ remaining: 9 });
@@ -85,7 +78,7 @@ describe('the memory limiter decides on the store synchronously', () => {
   });
 
   it('needs a policy, names itself when it has none, and publishes its first one', () => {
-    expect(() => new WindowRateLimiter({ store: new MemoryWindowStore(), guard: passThrough, failurePolicy: 'fail-open', clock: () => T0, logger: silentLogger } as never)).toThrow(
+    expect(() => new WindowRateLimiter({ store: new MemoryWindowStore(), guard: passThroughGuard, failurePolicy: 'fail-open', clock: () => T0, logger: silentLogger } as never)).toThrow(
       'WindowRateLimiter: policy or policies is required',
     );
     expect(memoryLimiter(new MemoryWindowStore(), [hourly, policy]).policy).toBe(hourly);
@@ -162,7 +155,7 @@ describe('the outage fallback keeps its books', () => {
     // Another key has nothing in flight: it is asked.
     expect(await limiter.consume('tok_b')).toMatchObject({ shared: true });
     db.thaw();
-    await settle(limiter);
+    await settleAll([limiter]);
     expect(db.spent('tok_a', clock.nowMs, policy)).toBe(3);
   });
 
@@ -203,7 +196,7 @@ describe('the outage fallback keeps its books', () => {
     // Meanwhile other instances spent 5 of the key's units; the call in the frozen socket lands after them.
     await db.table.consume('tok_a', clock.nowMs, [policy], 5);
     db.thaw();
-    await settle(limiter);
+    await settleAll([limiter]);
     expect(db.spent('tok_a', clock.nowMs, policy)).toBe(7);
     db.mode = 'down';
     // 7 counted, this call the 8th: 2 left, not the 8 this instance alone would think.
@@ -219,7 +212,7 @@ describe('the outage fallback keeps its books', () => {
     expect(await limiter.consume('tok_a')).toMatchObject({ allowed: false, reason: 'backend_unavailable' });
     await db.table.consume('tok_a', clock.nowMs, [policy], 5);
     db.thaw();
-    await settle(limiter);
+    await settleAll([limiter]);
     expect(db.spent('tok_a', clock.nowMs, policy)).toBe(5);
   });
 
