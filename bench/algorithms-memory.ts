@@ -71,6 +71,17 @@ const ours = (algorithm: AlgorithmName): MemoryCandidate[] => {
         return (key) => limiter.consume(key);
       },
     },
+    {
+      id: `${algorithm}/limiter-sync`,
+      algorithm,
+      label: 'createRateLimiter (memory store).consumeSync (no promise)',
+      ours: true,
+      sync: true,
+      build: async () => {
+        const limiter = await createRateLimiter({ policy });
+        return (key) => limiter.consumeSync?.(key);
+      },
+    },
   ];
 };
 

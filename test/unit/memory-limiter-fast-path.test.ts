@@ -40,24 +40,28 @@ const callArb = fc.record({
   refund: fc.boolean(),
 });
 
-test('one policy or two, any algorithm: the shortcut decides as the general path does', async () => {
+test('one policy or two, any algorithm: the shortcut, and consumeSync, decide as the general path does', async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(policyArb, { minLength: 1, maxLength: 2 }), fc.array(callArb, { maxLength: 40 }), async (policyList, calls) => {
       // Distinct windows: a set may not hold two policies of one algorithm over one window.
       const policies = policyList.map((p, i) => ({ ...p, name: `${p.name}${i}`, windowMs: p.windowMs + i * 7_000 })) as unknown as PolicySet;
       let nowMs = 1_764_000_000_000;
       const [fast, general] = await pair(policies, () => nowMs);
+      const sync = await createRateLimiter({ policies, clock: () => nowMs });
       const answered: { decision: Decision; asWas: string }[] = [];
       for (const call of calls) {
         nowMs += call.gapMs;
         const options = call.cost === undefined ? undefined : { cost: call.cost };
         const a: Decision = await fast.consume(call.key, options);
         const b: Decision = await general.consume(call.key, options);
+        const c = sync.consumeSync?.(call.key, options);
         expect(a).toStrictEqual(b);
-        answered.push({ decision: a, asWas: JSON.stringify(a) });
+        expect(c).toStrictEqual(b);
+        answered.push({ decision: a, asWas: JSON.stringify(a) }, { decision: c as Decision, asWas: JSON.stringify(c) });
         if (call.refund) {
           await fast.refund(call.key, a, options);
           await general.refund(call.key, b, options);
+          await sync.refund(call.key, c as Decision, options);
         }
       }
       // The store answers the shortcut in one reused object: a Decision, once returned, must not follow it.
@@ -83,6 +87,23 @@ test.each(['', 'a/b', 'a.b', 'x'.repeat(513), 'lone\uD800'])('a bad key %j is re
   const [fast, general] = await pair([{ name: 'p', limit: 3, windowMs: 1_000 }], () => 1_000_000);
   await expect(fast.consume(key)).rejects.toBeInstanceOf(InvalidKeyError);
   await expect(general.consume(key)).rejects.toBeInstanceOf(InvalidKeyError);
+  expect(() => fast.consumeSync?.(key)).toThrow(InvalidKeyError);
+  expect(() => fast.consumeSync?.(key, { cost: 2 })).toThrow(InvalidKeyError);
+});
+
+test.each([-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('consumeSync refuses a bad cost %p as consume does, and spends nothing', async (cost) => {
+  const store = new MemoryWindowStore();
+  const limiter = await createRateLimiter({ policy: { name: 'p', limit: 3, windowMs: 1_000 }, store, clock: () => 1_000_000 });
+  await expect(limiter.consume('k', { cost })).rejects.toThrow(RangeError);
+  expect(() => limiter.consumeSync?.('k', { cost })).toThrow(RangeError);
+  expect(store.size).toBe(0);
+});
+
+test('consumeSync on a memory store whose consume was replaced cannot decide without it: undefined, nothing spent', async () => {
+  const store = new GeneralPathStore();
+  const limiter = await createRateLimiter({ policy: { name: 'p', limit: 3, windowMs: 1_000 }, store, clock: () => 1_000_000 });
+  expect(limiter.consumeSync?.('k')).toBeUndefined();
+  expect(await limiter.consume('k')).toMatchObject({ remaining: 2 });
 });
 
 test('a key refused once is refused again: a bad key is never stored, so it is never taken as known', async () => {

@@ -179,6 +179,62 @@ describe('createRateLimitMiddleware', () => {
   });
 });
 
+describe('createRateLimitMiddleware with a limiter that decides synchronously', () => {
+  /** scriptedLimiter plus a consumeSync answering `sync`; consume answers `later`. */
+  function syncMiddleware(sync: (key: string) => Decision | undefined, later: Decision = decision({ remaining: 1 })) {
+    const scripted = scriptedLimiter(() => Promise.resolve(later));
+    const syncCalls: { key: string; options: ConsumeOptions | undefined }[] = [];
+    const limiter: RateLimiter = {
+      ...scripted.limiter,
+      consumeSync: (key, options) => {
+        syncCalls.push({ key, options });
+        return sync(key);
+      },
+    };
+    const handler = createRateLimitMiddleware({ limiter, key: (req) => `tok_${String(req.query.who)}`, cost: () => 2, clock: () => NOW });
+    return { app: appWith(handler), calls: scripted.calls, syncCalls };
+  }
+
+  it('answers from consumeSync without calling consume, with the decision in res.locals and the headers set', async () => {
+    const allowed = decision({ remaining: 5 });
+    const { app, calls, syncCalls } = syncMiddleware(() => allowed);
+    const res = await request(app).get('/thing?who=ivy');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ routed: true, decision: allowed });
+    expect(res.headers['x-ratelimit-remaining']).toBe('5');
+    expect(syncCalls).toEqual([{ key: 'tok_ivy', options: { policies: undefined, cost: 2 } }]);
+    expect(calls).toEqual([]);
+  });
+
+  it('refuses from consumeSync with 429 and Retry-After', async () => {
+    const { app, calls } = syncMiddleware(() => refusedByLimit);
+    const res = await request(app).get('/thing?who=jo');
+    expect(res.status).toBe(429);
+    expect(res.headers['retry-after']).toBe('48');
+    expect(res.body).toEqual(refusalBody(refusedByLimit));
+    expect(calls).toEqual([]);
+  });
+
+  it('falls back to consume, asked once with the same key and options, when consumeSync cannot decide', async () => {
+    const { app, calls, syncCalls } = syncMiddleware(() => undefined);
+    const res = await request(app).get('/thing?who=kim');
+    expect(res.status).toBe(200);
+    expect(res.headers['x-ratelimit-remaining']).toBe('1');
+    expect(calls).toEqual([{ key: 'tok_kim', options: { policies: undefined, cost: 2 } }]);
+    expect(calls[0]?.options).toBe(syncCalls[0]?.options);
+  });
+
+  it('passes a consumeSync that throws (a bad key) to the error handler, and never calls consume', async () => {
+    const { app, calls } = syncMiddleware(() => {
+      throw new Error('bad key');
+    });
+    const res = await request(app).get('/thing?who=lee');
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ handlerSaw: 'bad key' });
+    expect(calls).toEqual([]);
+  });
+});
+
 describe('decisionOf', () => {
   it('is undefined before the middleware ran', () => {
     expect(decisionOf({ locals: {} } as Response)).toBeUndefined();

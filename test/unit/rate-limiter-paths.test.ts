@@ -2,6 +2,7 @@ import type { BackendGuard } from '../../src/library/limiter/backend-guard';
 import { WindowRateLimiter, type FailurePolicy } from '../../src/library/limiter/rate-limiter';
 import { MemoryWindowStore } from '../../src/library/memory/memory-store';
 import type { RateLimitPolicy } from '../../src/library/window/policy';
+import { InvalidKeyError } from '../../src/library/window/key';
 import { silentLogger, type Logger } from '../../src/shared/logger';
 import { createCapturingLogger } from '../support/capturing-logger';
 import { passThroughGuard } from '../support/deadline-guard';
@@ -104,6 +105,45 @@ function leasingLimiter(failures: ('contention' | 'outage')[], failurePolicy: Fa
   const limiter = new WindowRateLimiter({ store, guard, policies: [HOT_POLICY], failurePolicy, clock: () => T0, logger: silentLogger, hotKeys: { hotRatePerSecond: 1_000_000 } });
   return { limiter, table, costs };
 }
+
+describe('consumeSync on a shared store', () => {
+  it('cannot decide a key the store has not refused: undefined, and nothing is sent or spent', async () => {
+    const db = new FreezableDatabase();
+    const limiter = sharedLimiter(db, { nowMs: T0 });
+    expect(limiter.consumeSync('tok_a')).toBeUndefined();
+    expect(db.sent).toBe(0);
+    expect(await limiter.consume('tok_a')).toMatchObject({ allowed: true, remaining: 9, shared: true });
+    expect(limiter.consumeSync('tok_a')).toBeUndefined();
+    expect(db.spent('tok_a', T0, policy)).toBe(1);
+  });
+
+  it('answers a refusal the store made from the refusal cache, shared, without sending a call', async () => {
+    const db = new FreezableDatabase();
+    const clock = { nowMs: T0 };
+    const limiter = sharedLimiter(db, clock);
+    for (let i = 0; i < 10; i++) await limiter.consume('tok_a');
+    const refused = await limiter.consume('tok_a');
+    expect(refused).toMatchObject({ allowed: false, reason: 'limit', shared: true });
+    const sent = db.sent;
+    clock.nowMs += 1_000;
+    const cached = limiter.consumeSync('tok_a');
+    expect(cached).toMatchObject({ allowed: false, reason: 'limit', shared: true, remaining: 0, resetAtMs: refused.resetAtMs, retryAfterMs: refused.retryAfterMs - 1_000 });
+    expect(db.sent).toBe(sent);
+    // Another key, and a read (always allowed), still need the store.
+    expect(limiter.consumeSync('tok_b')).toBeUndefined();
+    expect(limiter.consumeSync('tok_a', { cost: 0 })).toBeUndefined();
+    // Once the window the refusal was for has ended, the store decides again.
+    clock.nowMs = refused.resetAtMs;
+    expect(limiter.consumeSync('tok_a')).toBeUndefined();
+    expect(db.sent).toBe(sent);
+  });
+
+  it('refuses a bad key or cost by throwing, before the refusal cache is asked', () => {
+    const limiter = sharedLimiter(new FreezableDatabase(), { nowMs: T0 });
+    expect(() => limiter.consumeSync('a/b')).toThrow(InvalidKeyError);
+    expect(() => limiter.consumeSync('tok_a', { cost: -1 })).toThrow(RangeError);
+  });
+});
 
 describe('hot keys', () => {
   it('a key another writer kept winning (contention) is leased on its next call, whatever its rate here; another failure does not', async () => {

@@ -33,24 +33,31 @@ export function createRateLimitMiddleware(options: RateLimitMiddlewareOptions): 
   const clock = options.clock ?? Date.now;
   // A plain function with then(), not an async one: Express 5 would wrap an
   // async middleware's promise too, and this runs on every request.
+  const answer = (req: Request, res: Response, next: NextFunction, decision: Decision): void => {
+    res.locals.rateLimit = decision;
+    setRateLimitHeaders(res, decision, clock());
+    if (decision.allowed) next();
+    else refuse(req, res, decision);
+  };
+  // A plain function with then(), not an async one: Express 5 would wrap an
+  // async middleware's promise too, and this runs on every request.
   return function rateLimit(req: Request, res: Response, next: NextFunction): void {
     let pending: Promise<Decision>;
     try {
-      pending = options.limiter.consume(options.key(req, res), {
-        policies: options.policies?.(req, res),
-        cost: options.cost?.(req, res),
-      });
+      const { limiter } = options;
+      const key = options.key(req, res);
+      const consumeOptions = { policies: options.policies?.(req, res), cost: options.cost?.(req, res) };
+      // A decision made without I/O (the memory store, a cached refusal) is answered in this turn: no promise, no microtask.
+      const decided = limiter.consumeSync?.(key, consumeOptions);
+      if (decided !== undefined) {
+        answer(req, res, next, decided);
+        return;
+      }
+      pending = limiter.consume(key, consumeOptions);
     } catch (error) {
       next(error);
       return;
     }
-    pending
-      .then((decision) => {
-        res.locals.rateLimit = decision;
-        setRateLimitHeaders(res, decision, clock());
-        if (decision.allowed) next();
-        else refuse(req, res, decision);
-      })
-      .catch(next);
+    pending.then((decision) => answer(req, res, next, decision)).catch(next);
   };
 }

@@ -34,6 +34,16 @@ export interface RateLimiter {
   readonly failurePolicy: FailurePolicy;
   consume(key: string, options?: ConsumeOptions): Promise<Decision>;
   /**
+   * consume's decision without a promise, when this limiter makes it without
+   * waiting on I/O: every call on the memory store; on a shared store, only a
+   * refusal its refusal cache answers. Undefined when the decision needs the
+   * store, and then nothing was spent: call consume. Throws where consume
+   * rejects (a bad key or cost). The Decision is the caller's, as consume's
+   * is: it never changes afterwards. Optional: a limiter written elsewhere
+   * (a test double) may have only consume.
+   */
+  consumeSync?(key: string, options?: ConsumeOptions): Decision | undefined;
+  /**
    * Gives back what an allowed decision spent: a reservation that turned out
    * not to be needed (a sign-in that was valid). Best effort: a refund the
    * store cannot take is dropped, which errs towards the limit. Pass the same
@@ -128,25 +138,46 @@ export class WindowRateLimiter implements RateLimiter {
     // Not an async function: the memory store answers synchronously, and an async function would add
     // a promise and a turn of the microtask queue to every decision. A throw still becomes a rejection.
     try {
+      const decided = this.decideInMemory(key, options);
+      if (decided !== undefined) return Promise.resolve(decided);
       const cost = options.cost ?? 1;
-      const policies = options.policy === undefined && options.policies === undefined ? this.policies : policySetOf(options, this.policies);
-      const { syncStore } = this;
-      const memory = syncStore !== undefined && syncStore.consume === memoryConsume;
-      // A call of one unit, or a read (cost 0: the service reads its guard budgets on every request).
-      if (memory && (cost === 1 || cost === 0)) {
-        const set = policies === this.policies ? this.defaultSet : compiledSetOf(policies);
-        // The key is checked by the store, only when it holds no state for it (every key it holds passed).
-        if (set.size === 1) return Promise.resolve(this.record(decisionOfOne(syncStore.decideOneSync(key, this.parts.clock(), set, cost, true), set, false)));
-      }
+      const policies = policySetOf(options, this.policies);
       assertValidKey(key);
       // The default cost needs no check.
       if (cost !== 1) assertValidCost(cost);
-      const nowMs = this.parts.clock();
-      if (memory) return Promise.resolve(this.record(toDecision(syncStore.consumeSync(key, nowMs, policies, cost), policies, false)));
-      return this.consumeFrom(key, nowMs, policies, cost, options.budget);
+      return this.consumeFrom(key, this.parts.clock(), policies, cost, options.budget);
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  consumeSync(key: string, options: ConsumeOptions = NO_OPTIONS): Decision | undefined {
+    const decided = this.decideInMemory(key, options);
+    if (decided !== undefined || !this.parts.store.shared) return decided;
+    const cost = options.cost ?? 1;
+    const policies = policySetOf(options, this.policies);
+    assertValidKey(key);
+    if (cost !== 1) assertValidCost(cost);
+    const cached = this.refused.refusal(`${setIdOf(policies)}|${key}`, this.parts.clock(), policies, cost);
+    return cached === undefined ? undefined : this.record(toDecision(cached, policies, true));
+  }
+
+  /** The decision of this process's memory store, made synchronously; undefined when the store is another. */
+  private decideInMemory(key: string, options: ConsumeOptions): Decision | undefined {
+    const { syncStore } = this;
+    if (syncStore === undefined || syncStore.consume !== memoryConsume) return undefined;
+    const cost = options.cost ?? 1;
+    const policies = options.policy === undefined && options.policies === undefined ? this.policies : policySetOf(options, this.policies);
+    // A call of one unit, or a read (cost 0: the service reads its guard budgets on every request).
+    if (cost === 1 || cost === 0) {
+      const set = policies === this.policies ? this.defaultSet : compiledSetOf(policies);
+      // The key is checked by the store, only when it holds no state for it (every key it holds passed).
+      if (set.size === 1) return this.record(decisionOfOne(syncStore.decideOneSync(key, this.parts.clock(), set, cost, true), set, false));
+    }
+    assertValidKey(key);
+    // The default cost needs no check.
+    if (cost !== 1) assertValidCost(cost);
+    return this.record(toDecision(syncStore.consumeSync(key, this.parts.clock(), policies, cost), policies, false));
   }
 
   private async consumeFrom(key: string, nowMs: number, policies: PolicySet, cost: number, budget: WaitBudget | undefined): Promise<Decision> {
