@@ -31,8 +31,6 @@ export interface RateLimitMiddlewareOptions {
 export function createRateLimitMiddleware(options: RateLimitMiddlewareOptions): RequestHandler {
   const refuse = options.refuse ?? writeJsonRefusal;
   const clock = options.clock ?? Date.now;
-  // A plain function with then(), not an async one: Express 5 would wrap an
-  // async middleware's promise too, and this runs on every request.
   const answer = (req: Request, res: Response, next: NextFunction, decision: Decision): void => {
     res.locals.rateLimit = decision;
     setRateLimitHeaders(res, decision, clock());

@@ -140,11 +140,7 @@ export class WindowRateLimiter implements RateLimiter {
     try {
       const decided = this.decideInMemory(key, options);
       if (decided !== undefined) return Promise.resolve(decided);
-      const cost = options.cost ?? 1;
-      const policies = policySetOf(options, this.policies);
-      assertValidKey(key);
-      // The default cost needs no check.
-      if (cost !== 1) assertValidCost(cost);
+      const { cost, policies } = this.checked(key, options);
       return this.consumeFrom(key, this.parts.clock(), policies, cost, options.budget);
     } catch (error) {
       return Promise.reject(error);
@@ -154,10 +150,7 @@ export class WindowRateLimiter implements RateLimiter {
   consumeSync(key: string, options: ConsumeOptions = NO_OPTIONS): Decision | undefined {
     const decided = this.decideInMemory(key, options);
     if (decided !== undefined || !this.parts.store.shared) return decided;
-    const cost = options.cost ?? 1;
-    const policies = policySetOf(options, this.policies);
-    assertValidKey(key);
-    if (cost !== 1) assertValidCost(cost);
+    const { cost, policies } = this.checked(key, options);
     const cached = this.refused.refusal(`${setIdOf(policies)}|${key}`, this.parts.clock(), policies, cost);
     return cached === undefined ? undefined : this.record(toDecision(cached, policies, true));
   }
@@ -174,10 +167,18 @@ export class WindowRateLimiter implements RateLimiter {
       // The key is checked by the store, only when it holds no state for it (every key it holds passed).
       if (set.size === 1) return this.record(decisionOfOne(syncStore.decideOneSync(key, this.parts.clock(), set, cost, true), set, false));
     }
+    const checked = this.checked(key, options);
+    return this.record(toDecision(syncStore.consumeSync(key, this.parts.clock(), checked.policies, checked.cost), checked.policies, false));
+  }
+
+  /** A call's cost and policy set, checked as every call off the memory store's shortcut is. */
+  private checked(key: string, options: ConsumeOptions): { readonly cost: number; readonly policies: PolicySet } {
+    const cost = options.cost ?? 1;
+    const policies = policySetOf(options, this.policies);
     assertValidKey(key);
     // The default cost needs no check.
     if (cost !== 1) assertValidCost(cost);
-    return this.record(toDecision(syncStore.consumeSync(key, this.parts.clock(), policies, cost), policies, false));
+    return { cost, policies };
   }
 
   private async consumeFrom(key: string, nowMs: number, policies: PolicySet, cost: number, budget: WaitBudget | undefined): Promise<Decision> {
