@@ -148,8 +148,8 @@ export class WindowRateLimiter implements RateLimiter {
   }
 
   consumeSync(key: string, options: ConsumeOptions = NO_OPTIONS): Decision | undefined {
-    const decided = this.decideInMemory(key, options);
-    if (decided !== undefined || !this.parts.store.shared) return decided;
+    // A store of this process only is either the memory store, decided here, or one that must be awaited.
+    if (!this.parts.store.shared) return this.decideInMemory(key, options);
     const { cost, policies } = this.checked(key, options);
     const cached = this.refused.refusal(`${setIdOf(policies)}|${key}`, this.parts.clock(), policies, cost);
     return cached === undefined ? undefined : this.record(toDecision(cached, policies, true));
